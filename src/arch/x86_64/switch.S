@@ -1,0 +1,90 @@
+/*
+ * x86-64 context switch and thread entry (System V ABI).
+ *
+ * Owns: the only code that moves a virtual processor from one UT's stack to
+ * another's.  Invariant: a suspended UT's saved stack pointer points at a
+ * switch frame, laid out (low to high address) as
+ *
+ *     [mxcsr:4][x87 cw:2][pad:2][r15][r14][r13][r12][rbx][rbp][return address]
+ *
+ * so resuming a UT is "load sp, pop the frame, ret".  Only callee-saved state
+ * is kept: the caller of __weft_switch already assumes every other register
+ * is clobbered.  MXCSR and the x87 control word are callee-saved per the ABI
+ * ("control bits"), so they travel with the UT as well.
+ */
+	.text
+
+/* void __weft_switch(void **save_sp, void *load_sp)
+ *   rdi: where to store the outgoing UT's stack pointer
+ *   rsi: the incoming UT's saved stack pointer                                */
+	.globl	__weft_switch
+	.hidden	__weft_switch
+	.type	__weft_switch, @function
+	.p2align 4
+__weft_switch:
+	.cfi_startproc
+	pushq	%rbp
+	.cfi_adjust_cfa_offset 8
+	.cfi_rel_offset %rbp, 0
+	pushq	%rbx
+	.cfi_adjust_cfa_offset 8
+	.cfi_rel_offset %rbx, 0
+	pushq	%r12
+	.cfi_adjust_cfa_offset 8
+	.cfi_rel_offset %r12, 0
+	pushq	%r13
+	.cfi_adjust_cfa_offset 8
+	.cfi_rel_offset %r13, 0
+	pushq	%r14
+	.cfi_adjust_cfa_offset 8
+	.cfi_rel_offset %r14, 0
+	pushq	%r15
+	.cfi_adjust_cfa_offset 8
+	.cfi_rel_offset %r15, 0
+	subq	$8, %rsp
+	.cfi_adjust_cfa_offset 8
+	stmxcsr	(%rsp)
+	fnstcw	4(%rsp)
+	movq	%rsp, (%rdi)
+	/* From here on we are on the incoming UT's stack; its frame has the
+	 * same shape, so the CFI above stays true. */
+	movq	%rsi, %rsp
+	ldmxcsr	(%rsp)
+	fldcw	4(%rsp)
+	addq	$8, %rsp
+	.cfi_adjust_cfa_offset -8
+	popq	%r15
+	.cfi_adjust_cfa_offset -8
+	popq	%r14
+	.cfi_adjust_cfa_offset -8
+	popq	%r13
+	.cfi_adjust_cfa_offset -8
+	popq	%r12
+	.cfi_adjust_cfa_offset -8
+	popq	%rbx
+	.cfi_adjust_cfa_offset -8
+	popq	%rbp
+	.cfi_adjust_cfa_offset -8
+	ret
+	.cfi_endproc
+	.size	__weft_switch, .-__weft_switch
+
+/* First code a new UT runs: reached by the "ret" of __weft_switch from the
+ * frame built by __weft_arch_frame (ctx.h): r12 = entry function, r13 = its
+ * argument.  The return address is marked undefined so gdb's bt and
+ * _Unwind_Backtrace stop here instead of walking into garbage.             */
+	.globl	__weft_entry
+	.hidden	__weft_entry
+	.type	__weft_entry, @function
+	.p2align 4
+__weft_entry:
+	.cfi_startproc
+	.cfi_undefined %rip
+	xorl	%ebp, %ebp
+	movq	%r13, %rdi
+	callq	*%r12
+	ud2			/* the entry function never returns */
+	.cfi_endproc
+	.size	__weft_entry, .-__weft_entry
+
+	.section .note.GNU-stack,"",@progbits

@@ -1,0 +1,53 @@
+/*
+ * attr.h — Weft's pthread_attr_t, stored inside glibc's 56-byte object.
+ *
+ * Invariant: an attribute object is valid iff `magic` is ATTR_MAGIC; init
+ * sets it and destroy clears it, so use after destroy or without init reads
+ * as EINVAL instead of garbage.  `ext` (CPU set, signal mask) is owned by
+ * the object and freed by destroy.
+ */
+#ifndef WEFT_POSIX_ATTR_H
+#define WEFT_POSIX_ATTR_H
+
+#include "../runtime/rt.h"
+
+#include <sched.h>
+#include <signal.h>
+
+#define ATTR_MAGIC 0x57417474u  /* "WAtt" */
+#define WEFT_STACK_MIN 16384u   /* glibc's PTHREAD_STACK_MIN on x86-64 */
+
+struct attr_ext {
+	cpu_set_t *cpuset;
+	size_t cpusetsize;
+	bool has_sigmask;
+	sigset_t sigmask;
+};
+
+struct weft_attr {
+	uint32_t magic;
+	uint8_t detach;        /* PTHREAD_CREATE_JOINABLE / DETACHED */
+	uint8_t inherit;       /* PTHREAD_INHERIT_SCHED / EXPLICIT_SCHED */
+	uint8_t policy;
+	uint8_t scope;
+	int prio;
+	uint32_t pad;
+	size_t stacksize;      /* 0: the default */
+	size_t guardsize;
+	void *stackaddr;       /* lowest byte of a caller-supplied stack, or NULL */
+	struct attr_ext *ext;
+};
+
+_Static_assert(sizeof(struct weft_attr) <= sizeof(pthread_attr_t), "attr fits glibc's");
+
+static inline struct weft_attr *attr_of(pthread_attr_t *a) { return (struct weft_attr *)(void *)a; }
+static inline const struct weft_attr *attr_cof(const pthread_attr_t *a)
+{
+	return (const struct weft_attr *)(const void *)a;
+}
+
+/* The attributes pthread_create uses for a NULL attr (pthread_setattr_default_np). */
+const struct weft_attr *__weft_default_attr(void) HIDDEN;
+bool __weft_prio_valid(int policy, int prio) HIDDEN;
+
+#endif

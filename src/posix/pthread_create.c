@@ -1,0 +1,78 @@
+/*
+ * pthread_create.c — making a UT: slot, stack, first frame, ready queue.
+ *
+ * No system call and no allocation in the steady state: the slot comes from
+ * the table's free list and the stack from the pool.  A new UT that outranks
+ * its creator runs at once (the creator heads its priority's queue);
+ * otherwise it waits at the tail of its level and the creator goes on.
+ */
+#include "attr.h"
+#include "../arch/arch.h"
+
+#include <string.h>
+
+extern uint64_t __weft_next_id HIDDEN;
+
+static void ut_main(void *p) __attribute__((noreturn));
+static void ut_main(void *p)
+{
+	struct ut *t = p;
+	__weft_switched_in();
+	__weft_exit_current(t->start(t->arg));
+}
+
+static int take_stack(struct ut *t, const struct weft_attr *a)
+{
+	if (a->stackaddr) {
+		t->stack.lo = a->stackaddr;
+		t->stack.hi = (char *)a->stackaddr + a->stacksize;
+		t->stack.kind = STACK_USER;
+		t->stack.guard = 0;
+		return 0;
+	}
+	return __weft_stack_get(&t->stack, a->stacksize, a->guardsize);
+}
+
+EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr,
+			  void *(*start)(void *), void *arg)
+{
+	__weft_ensure();
+	if (!th || !start)
+		return EINVAL;
+	const struct weft_attr *a = attr ? attr_cof(attr) : __weft_default_attr();
+	if (a->magic != ATTR_MAGIC)
+		return EINVAL;
+	struct vp *vp = __weft_vp();
+	struct ut *self = vp->cur;
+	int policy = self->policy, prio = self->base_prio;
+	if (a->inherit == PTHREAD_EXPLICIT_SCHED) {
+		policy = a->policy;
+		prio = a->prio;
+		if (!__weft_prio_valid(policy, prio))
+			return EINVAL;
+	}
+	if (__weft_timer_reserve(vp->live + 1) != 0)
+		return EAGAIN;
+	struct ut *t = __weft_ut_alloc();
+	if (!t)
+		return EAGAIN;
+	if (take_stack(t, a) != 0) {
+		__weft_ut_free(t);
+		return EAGAIN;
+	}
+	t->start = start;
+	t->arg = arg;
+	t->id = __weft_next_id++;
+	t->detached = a->detach == PTHREAD_CREATE_DETACHED;
+	t->policy = (uint8_t)policy;
+	t->prio = t->base_prio = (uint8_t)prio;
+	memcpy(t->name, self->name, sizeof t->name);  /* as clone() copies comm */
+	t->sp = __weft_arch_frame(t->stack.hi, ut_main, t);
+	*th = __weft_handle(t);
+	vp->live++;
+	vp->stat.created++;
+	__weft_ready(t);
+	if (t->prio > self->prio)
+		__weft_preempt_check();
+	return 0;
+}

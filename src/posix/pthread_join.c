@@ -1,0 +1,88 @@
+/*
+ * pthread_join.c — join (plain, try, timed, clock) and detach.
+ *
+ * A joinable UT that exits becomes a ZOMBIE holding its return value; the
+ * join that collects it frees the slot, which bumps the generation, so the
+ * handle is dead from then on (ESRCH).  Only one UT may wait to join a given
+ * UT (EINVAL for a second, as glibc), and two UTs joining each other is
+ * EDEADLK for the second.
+ */
+#include "../runtime/rt.h"
+
+static int join(pthread_t th, void **ret, int64_t deadline, bool try_only)
+{
+	__weft_ensure();
+	struct ut *self = __weft_self();
+	struct ut *t = __weft_ut_lookup(th);
+	if (!t)
+		return ESRCH;
+	if (t == self || self->joiner == t)
+		return EDEADLK;
+	if (t->detached)
+		return EINVAL;
+	if (t->joiner && t->joiner != self)
+		return EINVAL;
+	while (t->state != UT_ZOMBIE) {
+		if (try_only)
+			return EBUSY;
+		t->joiner = self;
+		int r = __weft_park(&t->joinq, deadline, WAIT_JOIN, t);
+		if (r == ETIMEDOUT) {
+			t->joiner = NULL;
+			return ETIMEDOUT;
+		}
+	}
+	if (ret)
+		*ret = t->retval;
+	__weft_tsd_release(t);
+	__weft_ut_free(t);
+	return 0;
+}
+
+EXPORT int pthread_join(pthread_t th, void **ret)
+{
+	return join(th, ret, -1, false);
+}
+
+EXPORT int pthread_tryjoin_np(pthread_t th, void **ret)
+{
+	return join(th, ret, -1, true);
+}
+
+EXPORT int pthread_clockjoin_np(pthread_t th, void **ret, clockid_t clk, const struct timespec *abs)
+{
+	int64_t deadline;
+	if (clk != CLOCK_REALTIME && clk != CLOCK_MONOTONIC)
+		return EINVAL;
+	/* glibc checks the handle before the time: a dead thread is ESRCH */
+	if (!__weft_ut_lookup(th))
+		return ESRCH;
+	int e = __weft_abs_deadline(clk, abs, &deadline);
+	if (e)
+		return e;
+	return join(th, ret, deadline, false);
+}
+
+EXPORT int pthread_timedjoin_np(pthread_t th, void **ret, const struct timespec *abs)
+{
+	if (!abs)
+		return join(th, ret, -1, false);   /* glibc: NULL means no timeout */
+	return pthread_clockjoin_np(th, ret, CLOCK_REALTIME, abs);
+}
+
+EXPORT int pthread_detach(pthread_t th)
+{
+	__weft_ensure();
+	struct ut *t = __weft_ut_lookup(th);
+	if (!t)
+		return ESRCH;
+	if (t->detached || t->joiner)
+		return EINVAL;
+	if (t->state == UT_ZOMBIE) {
+		__weft_tsd_release(t);
+		__weft_ut_free(t);
+		return 0;
+	}
+	t->detached = 1;
+	return 0;
+}

@@ -1,0 +1,101 @@
+/*
+ * pthread_sched.c — POSIX scheduling calls on UTs: policies, priorities,
+ * sched_yield and the priority ranges.
+ *
+ * These change only the UT's place in Weft's ready queues; the kernel thread
+ * under the VP keeps its own policy.  User-level priorities need no
+ * privilege, so SCHED_FIFO/RR never fail with EPERM here.
+ */
+#include "attr.h"
+
+#include <string.h>
+
+EXPORT int sched_get_priority_max(int policy)
+{
+	switch (policy) {
+	case SCHED_FIFO:
+	case SCHED_RR:
+		return WEFT_PRIO_MAX;
+	case SCHED_OTHER:
+	case SCHED_BATCH:
+	case SCHED_IDLE:
+		return 0;
+	default:
+		errno = EINVAL;
+		return -1;
+	}
+}
+
+EXPORT int sched_get_priority_min(int policy)
+{
+	switch (policy) {
+	case SCHED_FIFO:
+	case SCHED_RR:
+		return 1;
+	case SCHED_OTHER:
+	case SCHED_BATCH:
+	case SCHED_IDLE:
+		return 0;
+	default:
+		errno = EINVAL;
+		return -1;
+	}
+}
+
+EXPORT int sched_yield(void)
+{
+	__weft_ensure();
+	__weft_yield();
+	return 0;
+}
+
+/* glibc's header redirects pthread_yield to sched_yield, but old binaries
+ * still import the name, so export it under its own assembler name. */
+EXPORT int weft_pthread_yield_alias(void) __asm__("pthread_yield");
+EXPORT int weft_pthread_yield_alias(void)
+{
+	return sched_yield();
+}
+
+EXPORT int pthread_setschedparam(pthread_t th, int policy, const struct sched_param *p)
+{
+	__weft_ensure();
+	struct ut *t = __weft_ut_lookup(th);
+	if (!t)
+		return ESRCH;
+	if (!p || !__weft_prio_valid(policy, p->sched_priority))
+		return EINVAL;
+	if (t->state == UT_ZOMBIE)
+		return 0;
+	__weft_set_sched(t, policy, p->sched_priority, false);
+	return 0;
+}
+
+EXPORT int pthread_getschedparam(pthread_t th, int *policy, struct sched_param *p)
+{
+	__weft_ensure();
+	struct ut *t = __weft_ut_lookup(th);
+	if (!t)
+		return ESRCH;
+	if (!policy || !p)
+		return EINVAL;
+	*policy = t->policy;
+	memset(p, 0, sizeof *p);
+	p->sched_priority = t->base_prio;
+	return 0;
+}
+
+EXPORT int pthread_setschedprio(pthread_t th, int prio)
+{
+	__weft_ensure();
+	struct ut *t = __weft_ut_lookup(th);
+	if (!t)
+		return ESRCH;
+	if (!__weft_prio_valid(t->policy, prio))
+		return EINVAL;
+	if (t->state == UT_ZOMBIE)
+		return 0;
+	/* POSIX: a thread whose priority is lowered this way heads its new list */
+	__weft_set_sched(t, t->policy, prio, true);
+	return 0;
+}

@@ -1,0 +1,67 @@
+/*
+ * sleep.c — nanosleep, clock_nanosleep, usleep, sleep: park only the caller.
+ *
+ * A sleeping UT parks on no queue with a deadline; the VP runs the others
+ * and sleeps in the kernel only when no UT at all can run (runtime/sched.c).
+ * A sleep of zero still gives the processor away, as the kernel's does.
+ * Sleeps are not interrupted by signals yet (no EINTR, `rem` untouched)
+ * until per-UT signal delivery exists.
+ */
+#include "../runtime/rt.h"
+
+#include <unistd.h>
+
+static int sleep_until(int64_t deadline)
+{
+	if (deadline <= __weft_now())
+		__weft_yield();
+	else
+		__weft_park(NULL, deadline, WAIT_SLEEP, NULL);
+	return 0;
+}
+
+static bool sleepable_clock(clockid_t clk)
+{
+	return clk == CLOCK_REALTIME || clk == CLOCK_MONOTONIC || clk == CLOCK_BOOTTIME ||
+	       clk == CLOCK_TAI;
+}
+
+EXPORT int clock_nanosleep(clockid_t clk, int flags, const struct timespec *req, struct timespec *rem)
+{
+	(void)rem;
+	__weft_ensure();
+	if (!sleepable_clock(clk)) {
+		/* CPU-time clocks: the thread's can't be slept on; the process's
+		 * would need the kernel to block the whole VP. */
+		return clk == CLOCK_PROCESS_CPUTIME_ID ? ENOTSUP : EINVAL;
+	}
+	int64_t deadline;
+	int e = (flags & TIMER_ABSTIME) ? __weft_abs_deadline(clk, req, &deadline)
+					: __weft_rel_deadline(req, &deadline);
+	if (e)
+		return e;
+	return sleep_until(deadline);
+}
+
+EXPORT int nanosleep(const struct timespec *req, struct timespec *rem)
+{
+	int e = clock_nanosleep(CLOCK_MONOTONIC, 0, req, rem);
+	if (e) {
+		errno = e;
+		return -1;
+	}
+	return 0;
+}
+
+EXPORT int usleep(useconds_t usec)
+{
+	struct timespec ts = { .tv_sec = usec / 1000000, .tv_nsec = (long)(usec % 1000000) * 1000 };
+	return nanosleep(&ts, NULL);
+}
+
+EXPORT unsigned int sleep(unsigned int seconds)
+{
+	struct timespec ts = { .tv_sec = seconds, .tv_nsec = 0 };
+	nanosleep(&ts, NULL);
+	return 0;
+}

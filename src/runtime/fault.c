@@ -1,0 +1,101 @@
+/*
+ * fault.c — turning a stack overflow into one clear line, and fatal errors.
+ *
+ * A UT that runs off its stack touches the guard below it.  The SIGSEGV
+ * handler runs on an alternate stack (the faulting stack is full), checks
+ * whether the fault address lies in the running UT's guard, and if so names
+ * the thread and the address on stderr.  Either way it then puts back the
+ * disposition that was there before Weft and returns, so the fault repeats
+ * and the process dies of it (or the program's own handler sees it) exactly
+ * as without Weft.
+ */
+#include "rt.h"
+
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#define ALTSTACK_SIZE (64 * 1024)
+
+static struct sigaction prev_segv, prev_bus;
+
+static void write_all(const char *s, size_t n)
+{
+	while (n) {
+		ssize_t w = write(2, s, n);
+		if (w <= 0)
+			return;
+		s += w;
+		n -= (size_t)w;
+	}
+}
+
+static bool in_guard(const struct ut *t, uintptr_t a)
+{
+	uintptr_t lo = (uintptr_t)t->stack.lo;
+	if (t->stack.kind == STACK_PROCESS)
+		return false;       /* the kernel reports main's own overflow */
+	/* the guard, plus a little below it for frames that jumped it */
+	size_t span = t->stack.guard ? t->stack.guard : __weft_page_size();
+	return a < lo && a >= lo - span;
+}
+
+static void on_fault(int sig, siginfo_t *si, void *uc)
+{
+	(void)uc;
+	struct ut *t = __weft_vp0.cur;
+	uintptr_t a = (uintptr_t)si->si_addr;
+	if (t && in_guard(t, a)) {
+		char buf[256];
+		int n = snprintf(buf, sizeof buf,
+				 "weft: thread %llu (%s) overflowed its stack: fault at %p, stack [%p, %p)\n",
+				 (unsigned long long)t->id, t->name[0] ? t->name : "unnamed",
+				 (void *)a, (void *)t->stack.lo, (void *)t->stack.hi);
+		if (n > 0)
+			write_all(buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
+	}
+	sigaction(sig, sig == SIGSEGV ? &prev_segv : &prev_bus, NULL);
+}
+
+void __weft_fault_init(void)
+{
+	void *alt = mmap(NULL, ALTSTACK_SIZE, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (alt == MAP_FAILED)
+		return;
+	stack_t ss = { .ss_sp = alt, .ss_size = ALTSTACK_SIZE, .ss_flags = 0 };
+	stack_t old;
+	/* Keep a program's own alternate stack if it set one before us. */
+	if (sigaltstack(NULL, &old) == 0 && !(old.ss_flags & SS_DISABLE)) {
+		munmap(alt, ALTSTACK_SIZE);
+	} else if (sigaltstack(&ss, NULL) != 0) {
+		munmap(alt, ALTSTACK_SIZE);
+		return;
+	}
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_sigaction = on_fault;
+	sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGSEGV, &sa, &prev_segv);
+	sigaction(SIGBUS, &sa, &prev_bus);
+}
+
+void __weft_die(const char *fmt, ...)
+{
+	char buf[512];
+	int n = snprintf(buf, sizeof buf, "weft: fatal: ");
+	va_list ap;
+	va_start(ap, fmt);
+	n += vsnprintf(buf + n, sizeof buf - (size_t)n - 1, fmt, ap);
+	va_end(ap);
+	if (n > (int)sizeof buf - 2)
+		n = (int)sizeof buf - 2;
+	buf[n++] = '\n';
+	write_all(buf, (size_t)n);
+	abort();
+}

@@ -1,0 +1,126 @@
+/*
+ * park.c — wait queues: the one way a UT waits.
+ *
+ * Mutexes, conditions, joins and sleeps all park the caller on a wait queue
+ * (or on none, for a plain sleep) with an optional deadline, and something
+ * unparks it.  Invariant: a parked UT is BLOCKED, is on at most one wait
+ * queue (t->wq says which), and is in the timer heap iff it has a deadline;
+ * unpark undoes all three before the UT becomes READY, so a wake-up and a
+ * timeout can never both happen.
+ */
+#include "rt.h"
+
+void __weft_waitq_insert(struct waitq *q, struct ut *t)
+{
+	struct ut *head = q->head;
+	t->wq = q;
+	if (!head) {
+		t->q_next = t->q_prev = t;
+		q->head = t;
+		return;
+	}
+	/* Walk back from the tail past every UT of lower priority; equal
+	 * priorities stay in arrival order.  O(1) when all share a priority. */
+	struct ut *after = head->q_prev;
+	while (after->prio < t->prio) {
+		if (after == head) {
+			t->q_next = head;
+			t->q_prev = head->q_prev;
+			head->q_prev->q_next = t;
+			head->q_prev = t;
+			q->head = t;
+			return;
+		}
+		after = after->q_prev;
+	}
+	t->q_prev = after;
+	t->q_next = after->q_next;
+	after->q_next->q_prev = t;
+	after->q_next = t;
+}
+
+void __weft_waitq_remove(struct waitq *q, struct ut *t)
+{
+	if (t->q_next == t) {
+		q->head = NULL;
+	} else {
+		t->q_prev->q_next = t->q_next;
+		t->q_next->q_prev = t->q_prev;
+		if (q->head == t)
+			q->head = t->q_next;
+	}
+	t->q_next = t->q_prev = NULL;
+	t->wq = NULL;
+}
+
+int __weft_park(struct waitq *q, int64_t deadline, enum wait_kind kind, void *obj)
+{
+	struct vp *vp = __weft_vp();
+	struct ut *self = vp->cur;
+	if (deadline >= 0) {
+		if (deadline <= __weft_now())
+			return ETIMEDOUT;
+		__weft_timer_add(self, deadline);
+	}
+	if (q)
+		__weft_waitq_insert(q, self);
+	else
+		self->wq = NULL;
+	self->state = UT_BLOCKED;
+	self->wait_kind = (uint8_t)kind;
+	self->wait_obj = obj;
+	self->wake = 0;
+	vp->stat.parks++;
+	__weft_schedule();
+	self->wait_kind = WAIT_NONE;
+	self->wait_obj = NULL;
+	return self->wake;
+}
+
+void __weft_unpark_nopreempt(struct ut *t, int result)
+{
+	if (t->state != UT_BLOCKED)
+		return;
+	if (t->wq)
+		__weft_waitq_remove(t->wq, t);
+	if (t->tindex)
+		__weft_timer_del(t);
+	t->wake = result;
+	__weft_vp()->stat.unparks++;
+	__weft_ready(t);
+}
+
+void __weft_unpark(struct ut *t, int result)
+{
+	__weft_unpark_nopreempt(t, result);
+	if (t->prio > __weft_self()->prio)
+		__weft_preempt_check();
+}
+
+int __weft_wake_one(struct waitq *q, int result)
+{
+	struct ut *t = q->head;
+	if (!t)
+		return 0;
+	__weft_unpark(t, result);
+	return 1;
+}
+
+int __weft_wake_all_nopreempt(struct waitq *q, int result)
+{
+	int n = 0;
+	struct ut *t;
+	while ((t = q->head) != NULL) {
+		__weft_unpark_nopreempt(t, result);
+		n++;
+	}
+	return n;
+}
+
+int __weft_wake_all(struct waitq *q, int result)
+{
+	int n = __weft_wake_all_nopreempt(q, result);
+	if (n)
+		__weft_preempt_check();
+	return n;
+}

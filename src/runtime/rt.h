@@ -1,0 +1,240 @@
+/*
+ * rt.h — the runtime's internal interface.  Nothing here is exported.
+ *
+ * The runtime owns user threads (UTs), the virtual processor (VP) that runs
+ * them, the ready queues, wait queues (park/unpark), timers and stacks.  It
+ * knows nothing of POSIX object layouts: the sync and posix layers build on
+ * the calls below.
+ *
+ * Model (M:1).  One VP, one kernel thread.  Exactly one UT is RUNNING: the
+ * VP's `cur`.  Every other live UT is in exactly one of:
+ *   READY    — linked on the ready queue of its priority;
+ *   BLOCKED  — linked on one wait queue (or on none while it sleeps), and in
+ *              the timer heap iff it has a deadline;
+ *   ZOMBIE   — exited, joinable, waiting for pthread_join; no stack.
+ * A UT's q_next/q_prev links are used by whichever queue holds it, so a UT
+ * can never be on two queues at once.  Because a UT only loses the processor
+ * inside the runtime (there is no preemption yet), runtime state needs no
+ * lock and no atomic instruction: every sequence below runs to completion.
+ */
+#ifndef WEFT_RT_H
+#define WEFT_RT_H
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+#include <pthread.h>
+
+#define HIDDEN __attribute__((visibility("hidden")))
+#define EXPORT __attribute__((visibility("default")))
+#define likely(x) __builtin_expect(!!(x), 1)
+#define unlikely(x) __builtin_expect(!!(x), 0)
+
+/* Priorities: SCHED_OTHER is level 0, SCHED_FIFO/RR are 1..99. */
+#define WEFT_NPRIO 100
+#define WEFT_PRIO_MAX 99
+
+enum ut_state {
+	UT_FREE = 0,   /* slot unused */
+	UT_READY,      /* on a ready queue */
+	UT_RUNNING,    /* the VP's cur */
+	UT_BLOCKED,    /* parked */
+	UT_ZOMBIE,     /* exited, joinable, stack released */
+	UT_EXITING,    /* exited; stack and slot await release by the next UT */
+};
+
+/* Why a UT is parked: kept for deadlock reports and debuggers. */
+enum wait_kind {
+	WAIT_NONE = 0, WAIT_SLEEP, WAIT_JOIN, WAIT_MUTEX, WAIT_COND, WAIT_RWLOCK,
+	WAIT_BARRIER, WAIT_SEM, WAIT_ONCE, WAIT_EVENT, WAIT_MAILBOX, WAIT_SPIN,
+	WAIT_FUTEX, WAIT_OTHER,
+};
+
+struct ut;
+
+/*
+ * A wait queue: a circular doubly linked list of parked UTs, highest
+ * priority first and FIFO within a priority.  `head` NULL means empty.  It is
+ * one word so that it fits inside glibc's object layouts; a zeroed waitq is
+ * a valid empty queue (static initialisers).
+ */
+struct waitq {
+	struct ut *head;
+};
+
+/* Stack of one UT.  `lo` is the lowest usable byte, `hi` one past the top. */
+enum stack_kind { STACK_NONE = 0, STACK_POOLED, STACK_MAPPED, STACK_USER, STACK_PROCESS };
+
+struct ut_stack {
+	char *lo, *hi;
+	size_t guard;          /* bytes of guard below lo (0: unguarded) */
+	uint8_t kind;
+	bool canary;           /* unguarded: a canary word sits at lo */
+};
+
+struct tsd;                /* thread-specific data (sync/key.c) */
+
+struct ut {
+	void *sp;                     /* saved stack pointer: must stay first */
+	struct ut *q_next, *q_prev;   /* ready queue or wait queue links */
+	struct waitq *wq;             /* queue it is parked on, or NULL */
+	uint8_t state;                /* enum ut_state */
+	uint8_t policy;               /* SCHED_OTHER / SCHED_FIFO / SCHED_RR */
+	uint8_t prio;                 /* effective priority, the queue index */
+	uint8_t base_prio;            /* priority before any boost */
+	uint8_t detached;
+	uint8_t wait_kind;            /* enum wait_kind, while BLOCKED */
+	uint8_t inheritsched_unused;
+	uint8_t mbox_full;            /* mailbox (sync/mailbox.c) holds a word */
+	int wake;                     /* result handed over by unpark */
+	int saved_errno;              /* errno while not running */
+	uint32_t slot, gen;           /* handle = gen << 32 | slot */
+	uint32_t tindex;              /* timer-heap index + 1; 0: no timer */
+	int64_t deadline;             /* CLOCK_MONOTONIC ns, valid iff tindex */
+	uint64_t id;                  /* 1 for main, then 2, 3, ...; never reused */
+	void *wait_obj;               /* what it waits on, while BLOCKED */
+	void *(*start)(void *);
+	void *arg;
+	void *retval;
+	struct waitq joinq;           /* the (one) joiner parks here */
+	struct ut *joiner;
+	struct ut_stack stack;
+	struct tsd *tsd;
+	uintptr_t mbox_msg;
+	void *robust_head;            /* robust mutexes held (sync layer) */
+	void *once_frames;            /* pthread_once routines running (sync/once.c) */
+	char name[16];
+#if defined(__SANITIZE_ADDRESS__)
+	void *asan_fake;              /* ASan's fake-stack handle while switched out */
+#endif
+};
+
+/* Timer heap: a binary min-heap of UTs keyed by deadline. */
+struct timer_heap {
+	struct ut **v;
+	uint32_t n, cap;
+};
+
+struct weft_counters {
+	uint64_t switches, created, exited, parks, unparks, timer_wakeups;
+	uint64_t idle_sleeps, stacks_mapped, stacks_reused;
+};
+
+struct vp {
+	struct ut *cur;
+	int *errnop;                      /* this kernel thread's errno */
+	uint64_t ready_bits[2];           /* bit p set iff rq[p] non-empty */
+	struct ut *rq[WEFT_NPRIO];        /* circular lists, head = next to run */
+	uint32_t nready;
+	uint32_t live;                    /* UTs not yet exited (incl. cur) */
+	struct ut *exiting;               /* exited UT whose stack awaits release */
+	struct timer_heap timers;
+	struct weft_counters stat;
+};
+
+extern struct vp __weft_vp0 HIDDEN;
+extern bool __weft_started HIDDEN;
+
+void __weft_init(void) HIDDEN;
+static inline void __weft_ensure(void)
+{
+	if (unlikely(!__weft_started))
+		__weft_init();
+}
+static inline struct vp *__weft_vp(void) { return &__weft_vp0; }
+static inline struct ut *__weft_self(void) { return __weft_vp0.cur; }
+
+/* ---- UT table (ut_table.c) ---- */
+struct ut *__weft_ut_alloc(void) HIDDEN;           /* NULL: out of slots/memory */
+void __weft_ut_free(struct ut *t) HIDDEN;          /* bumps generation */
+struct ut *__weft_ut_lookup(pthread_t h) HIDDEN;   /* NULL unless live handle */
+static inline pthread_t __weft_handle(const struct ut *t)
+{
+	return (pthread_t)(((uint64_t)t->gen << 32) | t->slot);
+}
+/* Call fn for every UT that is not FREE (deadlock reports, debuggers). */
+void __weft_ut_foreach(void (*fn)(struct ut *, void *), void *ctx) HIDDEN;
+uint32_t __weft_ut_slots(void) HIDDEN;
+
+/* ---- stacks (stack.c) ---- */
+/* size/guard 0 mean the defaults.  0 or EAGAIN/EINVAL. */
+int __weft_stack_get(struct ut_stack *s, size_t size, size_t guard) HIDDEN;
+void __weft_stack_put(struct ut_stack *s) HIDDEN;
+size_t __weft_stack_default_size(void) HIDDEN;
+void __weft_stack_set_default_size(size_t size) HIDDEN;
+size_t __weft_page_size(void) HIDDEN;
+
+/* ---- scheduler (sched.c) ---- */
+/* Make t READY at the tail (or head) of its priority; no switch. */
+void __weft_ready(struct ut *t) HIDDEN;
+void __weft_ready_head(struct ut *t) HIDDEN;
+/* If a ready UT outranks cur, cur goes to the head of its level and the
+ * better UT runs (POSIX: a preempted thread heads its list). */
+void __weft_preempt_check(void) HIDDEN;
+/* Yield: cur to the tail of its level if a UT of equal or higher priority
+ * is ready.  Returns at once otherwise. */
+void __weft_yield(void) HIDDEN;
+/* Run `t` next if it is READY and not of lower priority than cur; cur goes
+ * to the tail of its level.  0, EAGAIN (t not ready), EPERM (lower prio). */
+int __weft_yield_to(struct ut *t) HIDDEN;
+/* Give up the processor: cur must already be off the ready queues
+ * (BLOCKED or EXITING).  Returns when cur runs again. */
+void __weft_schedule(void) HIDDEN;
+/* Change policy/priority of any live UT, moving it within its queue. */
+void __weft_set_sched(struct ut *t, int policy, int prio, bool lowered_to_head) HIDDEN;
+/* Switch-in bookkeeping a new UT runs before its start routine. */
+void __weft_switched_in(void) HIDDEN;
+
+/* ---- park / unpark (park.c) ---- */
+/* Insert t in priority order (after every UT of its priority). */
+void __weft_waitq_insert(struct waitq *q, struct ut *t) HIDDEN;
+void __weft_waitq_remove(struct waitq *q, struct ut *t) HIDDEN;
+/* Highest-priority, longest-waiting UT, or NULL; does not remove it. */
+static inline struct ut *__weft_waitq_first(const struct waitq *q) { return q->head; }
+/*
+ * Block the calling UT on q (q may be NULL: a plain sleep) until
+ * __weft_unpark or, when deadline >= 0, until CLOCK_MONOTONIC passes
+ * deadline (ns).  Returns the value given to unpark, or ETIMEDOUT.
+ * A deadline already past returns ETIMEDOUT without blocking.
+ */
+int __weft_park(struct waitq *q, int64_t deadline, enum wait_kind kind, void *obj) HIDDEN;
+/* Wake a parked UT with `result`; takes it off its wait queue and timer.
+ * Switches at once if t outranks the caller. */
+void __weft_unpark(struct ut *t, int result) HIDDEN;
+/* Same, without the switch: call __weft_preempt_check after a batch. */
+void __weft_unpark_nopreempt(struct ut *t, int result) HIDDEN;
+/* Wake the first waiter / every waiter; return how many woke. */
+int __weft_wake_one(struct waitq *q, int result) HIDDEN;
+int __weft_wake_all(struct waitq *q, int result) HIDDEN;
+int __weft_wake_all_nopreempt(struct waitq *q, int result) HIDDEN;
+
+/* ---- time and timers (timer.c) ---- */
+int64_t __weft_now(void) HIDDEN;                     /* CLOCK_MONOTONIC ns */
+/* Convert an absolute time on clock `clk` (REALTIME or MONOTONIC) into a
+ * monotonic deadline.  EINVAL for a bad clock or tv_nsec out of range. */
+int __weft_abs_deadline(clockid_t clk, const struct timespec *abs, int64_t *out) HIDDEN;
+int __weft_rel_deadline(const struct timespec *rel, int64_t *out) HIDDEN;
+int __weft_timer_reserve(uint32_t n) HIDDEN;          /* EAGAIN */
+void __weft_timer_add(struct ut *t, int64_t deadline) HIDDEN;
+void __weft_timer_del(struct ut *t) HIDDEN;
+/* Unpark every UT whose deadline has passed; returns how many. */
+int __weft_timers_run(int64_t now) HIDDEN;
+static inline bool __weft_timers_pending(void) { return __weft_vp0.timers.n != 0; }
+static inline int64_t __weft_timers_next(void) { return __weft_vp0.timers.v[0]->deadline; }
+
+/* ---- thread exit (posix/pthread_exit.c) and key destructors (sync/key.c) ---- */
+void __weft_tsd_run_destructors(struct ut *t) HIDDEN;
+void __weft_tsd_release(struct ut *t) HIDDEN;
+void __weft_once_abandon(struct ut *t) HIDDEN;
+void __weft_exit_current(void *retval) HIDDEN __attribute__((noreturn));
+
+/* ---- robust mutexes (sync layer): called at exit with the dead owner ---- */
+void __weft_robust_owner_died(struct ut *t) HIDDEN;
+
+/* ---- fatal errors (fault.c) ---- */
+void __weft_fault_init(void) HIDDEN;
+void __weft_die(const char *fmt, ...) HIDDEN __attribute__((noreturn, format(printf, 1, 2)));
+
+#endif

@@ -1,0 +1,38 @@
+/*
+ * stats.c — weft_version and weft_stats_get: the runtime's counters, copied
+ * out.  The caller passes the size of its struct so that a program built
+ * against an older weft.h keeps working when the struct grows.
+ */
+#include "rt.h"
+#include "weft.h"
+
+#include <string.h>
+
+EXPORT const char *weft_version(void)
+{
+	return WEFT_VERSION_STRING;
+}
+
+EXPORT int weft_stats_get(struct weft_stats *out, size_t size)
+{
+	if (!out)
+		return EINVAL;
+	__weft_ensure();
+	const struct vp *vp = __weft_vp();
+	struct weft_stats s;
+	memset(&s, 0, sizeof s);
+	s.threads_created = vp->stat.created;
+	s.threads_exited = vp->stat.exited;
+	s.threads_live = vp->live;
+	s.context_switches = vp->stat.switches;
+	s.parks = vp->stat.parks;
+	s.unparks = vp->stat.unparks;
+	s.timer_wakeups = vp->stat.timer_wakeups;
+	s.idle_sleeps = vp->stat.idle_sleeps;
+	s.stacks_mapped = vp->stat.stacks_mapped;
+	s.stacks_reused = vp->stat.stacks_reused;
+	s.thread_slots = __weft_ut_slots();
+	s.vps = 1;
+	memcpy(out, &s, size < sizeof s ? size : sizeof s);
+	return 0;
+}

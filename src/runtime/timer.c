@@ -1,0 +1,162 @@
+/*
+ * timer.c — deadlines: a binary min-heap of parked UTs.
+ *
+ * Every deadline is CLOCK_MONOTONIC nanoseconds; absolute times on
+ * CLOCK_REALTIME (and BOOTTIME, TAI) are converted when a UT parks, so a
+ * clock step after that point does not move the wake-up (documented limit).
+ * Invariant: heap.v[i]->tindex == i + 1 for every i < heap.n, and a UT's
+ * deadline is no earlier than its parent's.  The heap only grows, so parking
+ * with a deadline allocates only until the heap reaches its high-water mark.
+ */
+#include "rt.h"
+
+#include <limits.h>
+#include <stdlib.h>
+
+#define NSEC 1000000000LL
+
+int64_t __weft_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * NSEC + ts.tv_nsec;
+}
+
+static bool valid_ts(const struct timespec *ts)
+{
+	return ts && ts->tv_nsec >= 0 && ts->tv_nsec < NSEC;
+}
+
+/* sec * 1e9 + nsec + base, clamped so that "forever" stays representable. */
+static int64_t add_ns(int64_t base, time_t sec, long nsec)
+{
+	const int64_t max = INT64_MAX / 2;
+	if (sec > (max - base) / NSEC)
+		return max;
+	int64_t v = base + (int64_t)sec * NSEC + nsec;
+	return v > max ? max : v;
+}
+
+int __weft_abs_deadline(clockid_t clk, const struct timespec *abs, int64_t *out)
+{
+	if (!valid_ts(abs))
+		return EINVAL;
+	if (clk == CLOCK_MONOTONIC) {
+		*out = abs->tv_sec < 0 ? 0 : add_ns(0, abs->tv_sec, abs->tv_nsec);
+		return 0;
+	}
+	if (clk != CLOCK_REALTIME && clk != CLOCK_BOOTTIME && clk != CLOCK_TAI)
+		return EINVAL;
+	struct timespec now;
+	if (clock_gettime(clk, &now) != 0)
+		return EINVAL;
+	int64_t mono = __weft_now();
+	/* time left on clk, then the same span on the monotonic clock */
+	time_t ds = abs->tv_sec - now.tv_sec;
+	long dn = abs->tv_nsec - now.tv_nsec;
+	if (dn < 0) {
+		dn += NSEC;
+		ds--;
+	}
+	*out = ds < 0 ? mono : add_ns(mono, ds, dn);
+	return 0;
+}
+
+int __weft_rel_deadline(const struct timespec *rel, int64_t *out)
+{
+	if (!valid_ts(rel) || rel->tv_sec < 0)
+		return EINVAL;
+	*out = add_ns(__weft_now(), rel->tv_sec, rel->tv_nsec);
+	return 0;
+}
+
+static inline void put(struct ut **v, uint32_t i, struct ut *t)
+{
+	v[i] = t;
+	t->tindex = i + 1;
+}
+
+static void sift_up(struct ut **v, uint32_t i)
+{
+	struct ut *t = v[i];
+	while (i) {
+		uint32_t p = (i - 1) / 2;
+		if (v[p]->deadline <= t->deadline)
+			break;
+		put(v, i, v[p]);
+		i = p;
+	}
+	put(v, i, t);
+}
+
+static void sift_down(struct ut **v, uint32_t n, uint32_t i)
+{
+	struct ut *t = v[i];
+	for (;;) {
+		uint32_t c = 2 * i + 1;
+		if (c >= n)
+			break;
+		if (c + 1 < n && v[c + 1]->deadline < v[c]->deadline)
+			c++;
+		if (t->deadline <= v[c]->deadline)
+			break;
+		put(v, i, v[c]);
+		i = c;
+	}
+	put(v, i, t);
+}
+
+/* Room for n UTs: called when a UT is created, so that parking with a
+ * deadline never needs memory and so never fails. */
+int __weft_timer_reserve(uint32_t n)
+{
+	struct timer_heap *h = &__weft_vp0.timers;
+	if (n <= h->cap)
+		return 0;
+	uint32_t cap = h->cap ? h->cap : 64;
+	while (cap < n)
+		cap *= 2;
+	struct ut **v = realloc(h->v, cap * sizeof *v);
+	if (!v)
+		return EAGAIN;
+	h->v = v;
+	h->cap = cap;
+	return 0;
+}
+
+void __weft_timer_add(struct ut *t, int64_t deadline)
+{
+	struct timer_heap *h = &__weft_vp0.timers;
+	t->deadline = deadline;
+	h->v[h->n] = t;
+	sift_up(h->v, h->n++);
+}
+
+void __weft_timer_del(struct ut *t)
+{
+	struct timer_heap *h = &__weft_vp0.timers;
+	uint32_t i = t->tindex - 1;
+	t->tindex = 0;
+	struct ut *last = h->v[--h->n];
+	if (i == h->n)
+		return;
+	h->v[i] = last;
+	last->tindex = i + 1;
+	if (i && h->v[(i - 1) / 2]->deadline > last->deadline)
+		sift_up(h->v, i);
+	else
+		sift_down(h->v, h->n, i);
+}
+
+int __weft_timers_run(int64_t now)
+{
+	struct timer_heap *h = &__weft_vp0.timers;
+	int n = 0;
+	while (h->n && h->v[0]->deadline <= now) {
+		struct ut *t = h->v[0];
+		__weft_unpark_nopreempt(t, ETIMEDOUT);
+		n++;
+	}
+	__weft_vp0.stat.timer_wakeups += (uint64_t)n;
+	return n;
+}

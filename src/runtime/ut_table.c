@@ -1,0 +1,104 @@
+/*
+ * ut_table.c — the UT table: descriptors, slots and handles.
+ *
+ * A pthread_t is (generation << 32 | slot).  Descriptors live in chunks that
+ * are allocated on demand and never freed, so looking up any 64-bit value is
+ * safe: an out-of-range slot, a missing chunk, a FREE slot or a generation
+ * mismatch all read as "no such thread" (Marovich's descriptor zone).
+ * Invariant: a slot's generation changes exactly when the slot is freed, so a
+ * handle names one thread for that thread's whole life and never another.
+ * Generation 0 is never issued, so no valid handle is 0.
+ */
+#include "rt.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#define CHUNK_SHIFT 12
+#define CHUNK_SLOTS (1u << CHUNK_SHIFT)
+#define MAX_CHUNKS 2048u                  /* 8,388,608 UTs */
+
+static struct ut *chunks[MAX_CHUNKS];
+static uint32_t nslots;                  /* slots that exist */
+static uint32_t free_head = UINT32_MAX;  /* free slots, linked through q_next slot numbers */
+static uint32_t nfree;
+
+static inline struct ut *slot_ut(uint32_t slot)
+{
+	return &chunks[slot >> CHUNK_SHIFT][slot & (CHUNK_SLOTS - 1)];
+}
+
+static int grow(void)
+{
+	uint32_t c = nslots >> CHUNK_SHIFT;
+	if (c >= MAX_CHUNKS)
+		return EAGAIN;
+	/* mmap, not malloc: descriptors must stay valid for lookups forever and
+	 * their zero pages cost nothing until used. */
+	void *p = mmap(NULL, CHUNK_SLOTS * sizeof(struct ut), PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return EAGAIN;
+	chunks[c] = p;
+	/* Push in reverse so low slots are handed out first. */
+	for (uint32_t i = CHUNK_SLOTS; i-- > 0;) {
+		struct ut *t = &chunks[c][i];
+		t->slot = nslots + i;
+		t->gen = 1;
+		t->q_next = (struct ut *)(uintptr_t)free_head;
+		free_head = t->slot;
+	}
+	nslots += CHUNK_SLOTS;
+	nfree += CHUNK_SLOTS;
+	return 0;
+}
+
+struct ut *__weft_ut_alloc(void)
+{
+	if (free_head == UINT32_MAX && grow() != 0)
+		return NULL;
+	struct ut *t = slot_ut(free_head);
+	free_head = (uint32_t)(uintptr_t)t->q_next;
+	nfree--;
+	uint32_t slot = t->slot, gen = t->gen;
+	struct tsd *tsd = t->tsd;      /* kept with the slot for reuse */
+	memset(t, 0, sizeof *t);
+	t->slot = slot;
+	t->gen = gen;
+	t->tsd = tsd;
+	return t;
+}
+
+void __weft_ut_free(struct ut *t)
+{
+	t->state = UT_FREE;
+	if (++t->gen == 0)
+		t->gen = 1;
+	t->q_next = (struct ut *)(uintptr_t)free_head;
+	free_head = t->slot;
+	nfree++;
+}
+
+struct ut *__weft_ut_lookup(pthread_t h)
+{
+	uint64_t v = (uint64_t)h;
+	uint32_t slot = (uint32_t)v, gen = (uint32_t)(v >> 32);
+	if (slot >= nslots || gen == 0)
+		return NULL;
+	struct ut *t = slot_ut(slot);
+	if (t->gen != gen || t->state == UT_FREE)
+		return NULL;
+	return t;
+}
+
+void __weft_ut_foreach(void (*fn)(struct ut *, void *), void *ctx)
+{
+	for (uint32_t s = 0; s < nslots; s++) {
+		struct ut *t = slot_ut(s);
+		if (t->state != UT_FREE)
+			fn(t, ctx);
+	}
+}
+
+uint32_t __weft_ut_slots(void) { return nslots; }

@@ -1,0 +1,93 @@
+/*
+ * vp.c — starting the runtime: the virtual processor and UT 1.
+ *
+ * The runtime starts in a constructor, or earlier at the first Weft call
+ * (another library's constructor may create threads before ours runs);
+ * __weft_started makes the second attempt a no-op.  `main` becomes UT 1 and
+ * keeps running on the process stack; its scheduling policy and priority are
+ * those the kernel thread had, so `chrt -f 10 prog` means what it says.
+ */
+#include "rt.h"
+
+#include <fcntl.h>
+#include <sched.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+bool __weft_started;
+uint64_t __weft_next_id HIDDEN = 2;
+extern void *__libc_stack_end;
+
+static void main_stack(struct ut_stack *s)
+{
+	size_t ps = __weft_page_size();
+	struct rlimit rl;
+	size_t size = 8u << 20;
+	if (getrlimit(RLIMIT_STACK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+		size = rl.rlim_cur;
+	uintptr_t hi = ((uintptr_t)__libc_stack_end + ps - 1) & ~(uintptr_t)(ps - 1);
+	s->hi = (char *)hi;
+	s->lo = (char *)(hi - size);
+	s->kind = STACK_PROCESS;
+}
+
+static void main_name(char name[16])
+{
+	int fd = open("/proc/self/comm", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	ssize_t n = read(fd, name, 15);
+	close(fd);
+	if (n <= 0)
+		return;
+	name[n] = 0;
+	char *nl = strchr(name, '\n');
+	if (nl)
+		*nl = 0;
+}
+
+static void main_sched(struct ut *t)
+{
+	struct sched_param sp = { 0 };
+	int policy = sched_getscheduler(0);
+	t->policy = SCHED_OTHER;
+	t->prio = 0;
+	if ((policy == SCHED_FIFO || policy == SCHED_RR) && sched_getparam(0, &sp) == 0 &&
+	    sp.sched_priority >= 1 && sp.sched_priority <= WEFT_PRIO_MAX) {
+		t->policy = (uint8_t)policy;
+		t->prio = (uint8_t)sp.sched_priority;
+	}
+	t->base_prio = t->prio;
+}
+
+void __weft_init(void)
+{
+	if (__weft_started)
+		return;
+	__weft_started = true;
+	struct vp *vp = &__weft_vp0;
+	vp->errnop = &errno;
+	int saved = errno;
+	/* UT 1 exists before anything here can allocate: malloc may be a
+	 * sanitizer's, which calls back into pthread_getspecific. */
+	struct ut *t = __weft_ut_alloc();
+	if (!t)
+		__weft_die("cannot map the thread table at start-up");
+	t->id = 1;
+	t->state = UT_RUNNING;
+	vp->cur = t;
+	vp->live = 1;
+	main_stack(&t->stack);
+	main_sched(t);
+	main_name(t->name);
+	if (__weft_timer_reserve(64) != 0)
+		__weft_die("cannot allocate the timer heap at start-up");
+	__weft_fault_init();
+	errno = saved;
+}
+
+__attribute__((constructor(101))) static void weft_constructor(void)
+{
+	__weft_init();
+}

@@ -1,0 +1,158 @@
+/*
+ * key.c — thread-specific data: pthread_key_* and get/setspecific.
+ *
+ * Keys are indexes into a table of PTHREAD_KEYS_MAX entries, each with a
+ * sequence number that is odd while the key exists.  A UT's value for a key
+ * is tagged with the sequence it was stored under, so a value stored before
+ * a key was deleted (and maybe re-created) reads as NULL without any sweep
+ * over threads: delete is O(1).
+ *
+ * A UT's values live in blocks of 32, found through a directory; both are
+ * allocated on the first setspecific that needs them and stay with the UT's
+ * slot for the next UT that gets it, so steady-state create/exit does not
+ * allocate.  Invariant: when a slot is released every value in it is NULL.
+ */
+#include "../runtime/rt.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define BLOCK 32
+#define NBLOCKS (PTHREAD_KEYS_MAX / BLOCK)
+
+struct key_slot {
+	uintptr_t seq;               /* odd: key in use */
+	void (*dtor)(void *);
+};
+
+struct tsd_entry {
+	void *value;
+	uintptr_t seq;
+};
+
+struct tsd {
+	struct tsd_entry *block[NBLOCKS];
+	bool used;                   /* some value may be non-NULL */
+};
+
+static struct key_slot keys[PTHREAD_KEYS_MAX];
+
+EXPORT int pthread_key_create(pthread_key_t *key, void (*dtor)(void *))
+{
+	if (!key)
+		return EINVAL;
+	for (unsigned i = 0; i < PTHREAD_KEYS_MAX; i++) {
+		if (!(keys[i].seq & 1) && keys[i].seq + 1 != 0) {
+			keys[i].seq++;
+			keys[i].dtor = dtor;
+			*key = i;
+			return 0;
+		}
+	}
+	return EAGAIN;
+}
+
+EXPORT int pthread_key_delete(pthread_key_t key)
+{
+	if (key >= PTHREAD_KEYS_MAX || !(keys[key].seq & 1))
+		return EINVAL;
+	keys[key].seq++;
+	keys[key].dtor = NULL;
+	return 0;
+}
+
+EXPORT void *pthread_getspecific(pthread_key_t key)
+{
+	/* Sanitizer runtimes call this from inside malloc, possibly while the
+	 * runtime is still starting: no UT yet means no value yet. */
+	struct ut *self = __weft_self();
+	if (key >= PTHREAD_KEYS_MAX || !self)
+		return NULL;
+	struct tsd *d = self->tsd;
+	if (!d)
+		return NULL;
+	struct tsd_entry *b = d->block[key / BLOCK];
+	if (!b)
+		return NULL;
+	struct tsd_entry *e = &b[key % BLOCK];
+	return e->seq == keys[key].seq ? e->value : NULL;
+}
+
+EXPORT int pthread_setspecific(pthread_key_t key, const void *value)
+{
+	if (key >= PTHREAD_KEYS_MAX || !(keys[key].seq & 1))
+		return EINVAL;
+	__weft_ensure();
+	struct ut *self = __weft_self();
+	if (!self)
+		return ENOMEM;          /* called back while the runtime starts */
+	struct tsd *d = self->tsd;
+	if (!d) {
+		if (!value)
+			return 0;
+		d = self->tsd = calloc(1, sizeof *d);
+		if (!d)
+			return ENOMEM;
+	}
+	struct tsd_entry **b = &d->block[key / BLOCK];
+	if (!*b) {
+		if (!value)
+			return 0;
+		*b = calloc(BLOCK, sizeof **b);
+		if (!*b)
+			return ENOMEM;
+	}
+	struct tsd_entry *e = &(*b)[key % BLOCK];
+	e->value = (void *)value;
+	e->seq = keys[key].seq;
+	d->used = true;
+	return 0;
+}
+
+/* One destructor round: returns whether any destructor ran. */
+static bool destructor_round(struct tsd *d)
+{
+	bool ran = false;
+	for (unsigned bi = 0; bi < NBLOCKS; bi++) {
+		struct tsd_entry *b = d->block[bi];
+		if (!b)
+			continue;
+		for (unsigned i = 0; i < BLOCK; i++) {
+			struct tsd_entry *e = &b[i];
+			unsigned k = bi * BLOCK + i;
+			if (!e->value)
+				continue;
+			void *v = e->value;
+			void (*dtor)(void *) = keys[k].dtor;
+			e->value = NULL;
+			if (e->seq == keys[k].seq && dtor) {
+				dtor(v);
+				ran = true;
+				b = d->block[bi];   /* dtor may have allocated blocks */
+			}
+		}
+	}
+	return ran;
+}
+
+void __weft_tsd_run_destructors(struct ut *t)
+{
+	struct tsd *d = t->tsd;
+	if (!d || !d->used)
+		return;
+	for (int round = 0; round < PTHREAD_DESTRUCTOR_ITERATIONS; round++)
+		if (!destructor_round(d))
+			break;
+}
+
+void __weft_tsd_release(struct ut *t)
+{
+	struct tsd *d = t->tsd;
+	if (!d || !d->used)
+		return;
+	for (unsigned bi = 0; bi < NBLOCKS; bi++)
+		if (d->block[bi])
+			memset(d->block[bi], 0, BLOCK * sizeof(struct tsd_entry));
+	d->used = false;
+}
