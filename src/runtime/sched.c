@@ -140,11 +140,12 @@ static inline void switch_to(struct vp *vp, struct ut *next)
 }
 
 /* Sleep in the kernel until CLOCK_MONOTONIC reaches `deadline`.  A raw
- * system call: clock_nanosleep itself is Weft's (it parks the caller). */
+ * system call: clock_nanosleep and syscall() themselves are Weft's (they
+ * park the caller or emulate futexes). */
 static void kernel_sleep_until(int64_t deadline)
 {
 	struct timespec ts = { .tv_sec = deadline / 1000000000, .tv_nsec = deadline % 1000000000 };
-	syscall(SYS_clock_nanosleep, CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+	__weft_raw_syscall6(SYS_clock_nanosleep, CLOCK_MONOTONIC, TIMER_ABSTIME, (long)&ts, 0, 0, 0);
 }
 
 /* Nothing is ready: let time pass until a timer makes something ready.
