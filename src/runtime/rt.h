@@ -233,6 +233,10 @@ void __weft_exit_current(void *retval) HIDDEN __attribute__((noreturn));
 /* ---- robust mutexes (sync layer): called at exit with the dead owner ---- */
 void __weft_robust_owner_died(struct ut *t) HIDDEN;
 
+/* ---- WEFT_* environment (posix/env.c): read once by __weft_init ---- */
+void __weft_env_init(void) HIDDEN;
+unsigned __weft_env_timeslice_ms(void) HIDDEN;   /* for preemption, later */
+
 /* ---- fatal errors (fault.c) ---- */
 void __weft_fault_init(void) HIDDEN;
 void __weft_die(const char *fmt, ...) HIDDEN __attribute__((noreturn, format(printf, 1, 2)));

@@ -84,6 +84,7 @@ void __weft_init(void)
 	if (__weft_timer_reserve(64) != 0)
 		__weft_die("cannot allocate the timer heap at start-up");
 	__weft_fault_init();
+	__weft_env_init();
 	errno = saved;
 }
 
