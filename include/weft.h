@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -42,6 +43,51 @@ struct weft_stats {
 
 /* Copy the counters into *stats; pass sizeof *stats. */
 int weft_stats_get(struct weft_stats *stats, size_t size);
+
+/* ---- Xinu/Xthreads primitives ----------------------------------------
+ * What Xinu and Xthreads (Sang, Knop & Rego, 1993) give threads beyond
+ * POSIX.  Like every Weft call they return 0 or an error code.
+ */
+
+/* Events.  An event has either occurred (is set) or not.  Waiting on an
+ * event that has not occurred parks the caller; setting it wakes every
+ * waiter at once and leaves it set, so later waits return at once until it
+ * is cleared.  All-zero (WEFT_EVENT_INITIALIZER) is a valid, clear event. */
+typedef struct {
+	void *__waiters;
+	unsigned int __set;
+	unsigned int __reserved;
+} weft_event_t;
+#define WEFT_EVENT_INITIALIZER { 0, 0, 0 }
+
+int weft_event_init(weft_event_t *e);
+int weft_event_destroy(weft_event_t *e);            /* EBUSY while UTs wait */
+int weft_event_wait(weft_event_t *e);
+/* As weft_event_wait, until abstime on clk (REALTIME or MONOTONIC):
+ * ETIMEDOUT, EINVAL for a bad clock or time. */
+int weft_event_timedwait(weft_event_t *e, clockid_t clk, const struct timespec *abstime);
+int weft_event_set(weft_event_t *e);
+int weft_event_clear(weft_event_t *e);
+
+/* Mailboxes.  Every thread has a one-word mailbox.  Sending never blocks:
+ * it fails with EAGAIN when the receiver's mailbox already holds a word
+ * (Xinu's send), and ESRCH when the thread is gone.  Receiving takes the
+ * caller's own word, blocking until one arrives (Xinu's receive); with a
+ * relative timeout, ETIMEDOUT (recvtime); recvclr takes a word if there is
+ * one and answers EAGAIN otherwise, never blocking. */
+int weft_send(pthread_t thread, uintptr_t msg);
+int weft_receive(uintptr_t *msg);
+int weft_recvtime(uintptr_t *msg, const struct timespec *reltime);
+int weft_recvclr(uintptr_t *msg);
+
+/* Directed yield: run `thread` next, the caller going to the back of its
+ * priority.  EPERM when `thread` has a lower priority than the caller (it
+ * would not be chosen), EAGAIN when it is not ready to run (blocked), ESRCH
+ * for a dead or bogus handle.  Yielding to oneself is a no-op. */
+int weft_yield_to(pthread_t thread);
+
+/* Ping: 0 if `thread` is alive (not yet exited), else ESRCH. */
+int weft_ping(pthread_t thread);
 
 #ifdef __cplusplus
 }

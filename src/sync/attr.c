@@ -1,0 +1,275 @@
+/*
+ * attr.c — the synchronisation attribute objects: pthread_mutexattr_*,
+ * pthread_condattr_*, pthread_rwlockattr_*, pthread_barrierattr_*.
+ *
+ * Each lives in glibc's size (4 bytes; 8 for rwlockattr) and its all-zero
+ * value is the default, so an init call only has to zero it.  Invariant:
+ * a stored attribute only ever holds values Weft supports.
+ * Process-shared objects and the priority protocols (INHERIT, PROTECT) have
+ * issues of their own: until they land their setters answer ENOTSUP, while
+ * PROCESS_PRIVATE and PRIO_NONE are accepted.
+ */
+#include "sync.h"
+
+/* ---- mutexattr: one int ---- */
+#define MA_TYPE_MASK 3
+#define MA_ROBUST 16                 /* same bit as the mutex kind's */
+#define MA_CEIL_SHIFT 8
+#define MA_CEIL_MASK (0x7f << MA_CEIL_SHIFT)
+#define MA_KNOWN (MA_TYPE_MASK | MA_ROBUST | MA_CEIL_MASK)
+
+static inline int *mattr(pthread_mutexattr_t *a) { return &a->__align; }
+
+static int pshared_set(int v)
+{
+	if (v == PTHREAD_PROCESS_PRIVATE)
+		return 0;
+	return v == PTHREAD_PROCESS_SHARED ? ENOTSUP : EINVAL;
+}
+
+int __weft_mutexattr_kind(const pthread_mutexattr_t *a, int *kind) HIDDEN;
+int __weft_mutexattr_kind(const pthread_mutexattr_t *a, int *kind)
+{
+	int v = a->__align;
+	if (v & ~MA_KNOWN)
+		return EINVAL;
+	*kind = v & (MA_TYPE_MASK | MA_ROBUST);
+	return 0;
+}
+
+EXPORT int pthread_mutexattr_init(pthread_mutexattr_t *a)
+{
+	if (!a)
+		return EINVAL;
+	*mattr(a) = 0;
+	return 0;
+}
+
+EXPORT int pthread_mutexattr_destroy(pthread_mutexattr_t *a)
+{
+	return a ? 0 : EINVAL;
+}
+
+EXPORT int pthread_mutexattr_gettype(const pthread_mutexattr_t *a, int *type)
+{
+	if (!a || !type)
+		return EINVAL;
+	*type = a->__align & MA_TYPE_MASK;
+	return 0;
+}
+
+EXPORT int pthread_mutexattr_settype(pthread_mutexattr_t *a, int type)
+{
+	/* NORMAL (= DEFAULT), RECURSIVE, ERRORCHECK, and glibc's ADAPTIVE_NP */
+	if (!a || type < PTHREAD_MUTEX_NORMAL || type > PTHREAD_MUTEX_ADAPTIVE_NP)
+		return EINVAL;
+	*mattr(a) = (*mattr(a) & ~MA_TYPE_MASK) | type;
+	return 0;
+}
+
+EXPORT int pthread_mutexattr_getrobust(const pthread_mutexattr_t *a, int *robust)
+{
+	if (!a || !robust)
+		return EINVAL;
+	*robust = (a->__align & MA_ROBUST) ? PTHREAD_MUTEX_ROBUST : PTHREAD_MUTEX_STALLED;
+	return 0;
+}
+
+EXPORT int pthread_mutexattr_setrobust(pthread_mutexattr_t *a, int robust)
+{
+	if (!a || (robust != PTHREAD_MUTEX_ROBUST && robust != PTHREAD_MUTEX_STALLED))
+		return EINVAL;
+	if (robust == PTHREAD_MUTEX_ROBUST)
+		*mattr(a) |= MA_ROBUST;
+	else
+		*mattr(a) &= ~MA_ROBUST;
+	return 0;
+}
+
+EXPORT int pthread_mutexattr_getpshared(const pthread_mutexattr_t *a, int *pshared)
+{
+	if (!a || !pshared)
+		return EINVAL;
+	*pshared = PTHREAD_PROCESS_PRIVATE;
+	return 0;
+}
+
+EXPORT int pthread_mutexattr_setpshared(pthread_mutexattr_t *a, int pshared)
+{
+	return a ? pshared_set(pshared) : EINVAL;
+}
+
+EXPORT int pthread_mutexattr_getprotocol(const pthread_mutexattr_t *a, int *protocol)
+{
+	if (!a || !protocol)
+		return EINVAL;
+	*protocol = PTHREAD_PRIO_NONE;
+	return 0;
+}
+
+EXPORT int pthread_mutexattr_setprotocol(pthread_mutexattr_t *a, int protocol)
+{
+	if (!a)
+		return EINVAL;
+	if (protocol == PTHREAD_PRIO_NONE)
+		return 0;
+	if (protocol == PTHREAD_PRIO_INHERIT || protocol == PTHREAD_PRIO_PROTECT)
+		return ENOTSUP;
+	return EINVAL;
+}
+
+/* The ceiling is kept (it is only used under PRIO_PROTECT, not yet
+ * supported) so that programs that set and read it back see their value. */
+EXPORT int pthread_mutexattr_getprioceiling(const pthread_mutexattr_t *a, int *ceiling)
+{
+	if (!a || !ceiling)
+		return EINVAL;
+	int c = (a->__align & MA_CEIL_MASK) >> MA_CEIL_SHIFT;
+	*ceiling = c ? c : 1;
+	return 0;
+}
+
+EXPORT int pthread_mutexattr_setprioceiling(pthread_mutexattr_t *a, int ceiling)
+{
+	if (!a || ceiling < 1 || ceiling > WEFT_PRIO_MAX)
+		return EINVAL;
+	*mattr(a) = (*mattr(a) & ~MA_CEIL_MASK) | (ceiling << MA_CEIL_SHIFT);
+	return 0;
+}
+
+/* ---- condattr: one int, the clock ---- */
+
+EXPORT int pthread_condattr_init(pthread_condattr_t *a)
+{
+	if (!a)
+		return EINVAL;
+	a->__align = CLOCK_REALTIME;
+	return 0;
+}
+
+EXPORT int pthread_condattr_destroy(pthread_condattr_t *a)
+{
+	return a ? 0 : EINVAL;
+}
+
+EXPORT int pthread_condattr_getclock(const pthread_condattr_t *a, clockid_t *clk)
+{
+	if (!a || !clk)
+		return EINVAL;
+	*clk = a->__align;
+	return 0;
+}
+
+EXPORT int pthread_condattr_setclock(pthread_condattr_t *a, clockid_t clk)
+{
+	if (!a || (clk != CLOCK_REALTIME && clk != CLOCK_MONOTONIC))
+		return EINVAL;
+	a->__align = clk;
+	return 0;
+}
+
+EXPORT int pthread_condattr_getpshared(const pthread_condattr_t *a, int *pshared)
+{
+	if (!a || !pshared)
+		return EINVAL;
+	*pshared = PTHREAD_PROCESS_PRIVATE;
+	return 0;
+}
+
+EXPORT int pthread_condattr_setpshared(pthread_condattr_t *a, int pshared)
+{
+	return a ? pshared_set(pshared) : EINVAL;
+}
+
+/* ---- rwlockattr: glibc's { int kind; int pshared; } ---- */
+
+struct wrwattr {
+	int kind;
+	int pshared;
+};
+_Static_assert(sizeof(struct wrwattr) == sizeof(pthread_rwlockattr_t), "rwlockattr size");
+
+static inline struct wrwattr *rwattr(pthread_rwlockattr_t *a) { return (struct wrwattr *)a; }
+
+int __weft_rwlockattr_kind(const pthread_rwlockattr_t *a, uint32_t *kind) HIDDEN;
+int __weft_rwlockattr_kind(const pthread_rwlockattr_t *a, uint32_t *kind)
+{
+	const struct wrwattr *w = (const struct wrwattr *)a;
+	if (w->kind < PTHREAD_RWLOCK_PREFER_READER_NP ||
+	    w->kind > PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP || w->pshared != 0)
+		return EINVAL;
+	*kind = (uint32_t)w->kind;
+	return 0;
+}
+
+EXPORT int pthread_rwlockattr_init(pthread_rwlockattr_t *a)
+{
+	if (!a)
+		return EINVAL;
+	rwattr(a)->kind = PTHREAD_RWLOCK_DEFAULT_NP;
+	rwattr(a)->pshared = PTHREAD_PROCESS_PRIVATE;
+	return 0;
+}
+
+EXPORT int pthread_rwlockattr_destroy(pthread_rwlockattr_t *a)
+{
+	return a ? 0 : EINVAL;
+}
+
+EXPORT int pthread_rwlockattr_getkind_np(const pthread_rwlockattr_t *a, int *kind)
+{
+	if (!a || !kind)
+		return EINVAL;
+	*kind = ((const struct wrwattr *)a)->kind;
+	return 0;
+}
+
+EXPORT int pthread_rwlockattr_setkind_np(pthread_rwlockattr_t *a, int kind)
+{
+	if (!a || kind < PTHREAD_RWLOCK_PREFER_READER_NP ||
+	    kind > PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP)
+		return EINVAL;
+	rwattr(a)->kind = kind;
+	return 0;
+}
+
+EXPORT int pthread_rwlockattr_getpshared(const pthread_rwlockattr_t *a, int *pshared)
+{
+	if (!a || !pshared)
+		return EINVAL;
+	*pshared = PTHREAD_PROCESS_PRIVATE;
+	return 0;
+}
+
+EXPORT int pthread_rwlockattr_setpshared(pthread_rwlockattr_t *a, int pshared)
+{
+	return a ? pshared_set(pshared) : EINVAL;
+}
+
+/* ---- barrierattr: one int ---- */
+
+EXPORT int pthread_barrierattr_init(pthread_barrierattr_t *a)
+{
+	if (!a)
+		return EINVAL;
+	a->__align = PTHREAD_PROCESS_PRIVATE;
+	return 0;
+}
+
+EXPORT int pthread_barrierattr_destroy(pthread_barrierattr_t *a)
+{
+	return a ? 0 : EINVAL;
+}
+
+EXPORT int pthread_barrierattr_getpshared(const pthread_barrierattr_t *a, int *pshared)
+{
+	if (!a || !pshared)
+		return EINVAL;
+	*pshared = PTHREAD_PROCESS_PRIVATE;
+	return 0;
+}
+
+EXPORT int pthread_barrierattr_setpshared(pthread_barrierattr_t *a, int pshared)
+{
+	return a ? pshared_set(pshared) : EINVAL;
+}

@@ -1,0 +1,53 @@
+/*
+ * barrier.c — pthread_barrier_*: on glibc's 32-byte layout.
+ *
+ * A round collects `count` UTs.  The first count-1 park; the last to arrive
+ * starts the next round (arrived back to 0), readies every waiter and is
+ * the one that gets PTHREAD_BARRIER_SERIAL_THREAD — it is already running,
+ * so the round ends with no extra switch.  Invariant: arrived < count, and
+ * exactly `arrived` UTs are parked on the queue.  The woken UTs never touch
+ * the barrier again, so the serial UT may destroy it at once.
+ */
+#include "sync.h"
+
+#include <limits.h>
+#include <string.h>
+
+static inline struct wbarrier *wbar_of(pthread_barrier_t *b) { return (struct wbarrier *)b; }
+
+EXPORT int pthread_barrier_init(pthread_barrier_t *b, const pthread_barrierattr_t *a, unsigned count)
+{
+	if (!b || count == 0 || count > INT_MAX)
+		return EINVAL;
+	if (a && a->__align != PTHREAD_PROCESS_PRIVATE)
+		return EINVAL;
+	memset(b, 0, sizeof *b);
+	wbar_of(b)->count = count;
+	return 0;
+}
+
+EXPORT int pthread_barrier_destroy(pthread_barrier_t *b)
+{
+	struct wbarrier *w = wbar_of(b);
+	if (!w)
+		return EINVAL;
+	if (w->arrived || w->waiters.head)
+		return EBUSY;
+	w->count = 0;
+	return 0;
+}
+
+EXPORT int pthread_barrier_wait(pthread_barrier_t *b)
+{
+	struct wbarrier *w = wbar_of(b);
+	if (!w || w->count == 0)
+		return EINVAL;
+	__weft_ensure();
+	if (++w->arrived < w->count) {
+		__weft_park(&w->waiters, -1, WAIT_BARRIER, w);
+		return 0;
+	}
+	w->arrived = 0;
+	__weft_wake_all(&w->waiters, 0);
+	return PTHREAD_BARRIER_SERIAL_THREAD;
+}

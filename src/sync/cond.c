@@ -1,0 +1,164 @@
+/*
+ * cond.c — pthread_cond_*: condition variables on glibc's 48-byte layout.
+ *
+ * Waiters park on the condition's own queue, highest priority first, FIFO
+ * within a priority.  A waiter releases its mutex and parks with no runtime
+ * call in between that could switch (the release does not preempt), so a
+ * signal sent by any UT after the release finds the waiter queued: no lost
+ * wake-ups.
+ *
+ * Wait morphing.  When signal or broadcast finds the waiters' mutex locked,
+ * the woken waiters are not made ready (they would only park again on the
+ * mutex): they are moved, still parked, from the condition's queue onto the
+ * mutex's, and their timers are cancelled — the wait has been satisfied, and
+ * what is left is the untimed relock.  The mutex's unlock then hands it to
+ * them one at a time, so broadcast causes no herd.  When the mutex is free,
+ * the first waiter is made ready and relocks it itself; the rest of a
+ * broadcast are moved onto the mutex, behind it.
+ * A woken waiter knows which case it was in by looking at the mutex owner:
+ * if the hand-off already made it the owner, it does not lock again.
+ *
+ * Invariant: `mutex` is the mutex of the current waiters (POSIX allows only
+ * one at a time; a second one is EINVAL) and NULL when there are none.
+ */
+#include "sync.h"
+
+#include <string.h>
+
+static inline struct wcond *wcond_of(pthread_cond_t *c) { return (struct wcond *)c; }
+
+/* Move the parked waiter t from the condition to the mutex queue. */
+static void morph(struct wcond *c, struct wmutex *w, struct ut *t)
+{
+	__weft_waitq_remove(&c->waiters, t);
+	if (t->tindex)
+		__weft_timer_del(t);
+	__weft_waitq_insert(&w->waiters, t);
+	t->wait_kind = WAIT_MUTEX;
+	t->wait_obj = w;
+}
+
+static inline void forget_mutex_if_idle(struct wcond *c)
+{
+	if (!c->waiters.head)
+		c->mutex = NULL;
+}
+
+static int cond_wait(struct wcond *c, struct wmutex *w, int64_t deadline)
+{
+	struct ut *self = __weft_self();
+	if (w->owner != self)
+		return EPERM;
+	if (c->waiters.head && c->mutex != w)
+		return EINVAL;
+	c->mutex = w;
+	uint32_t depth = w->count;            /* a recursive mutex is released fully */
+	__weft_mutex_release(w, false);
+	int r = __weft_park(&c->waiters, deadline, WAIT_COND, c);
+	forget_mutex_if_idle(c);
+	/* Handed the mutex (after morphing): r is the mutex's answer.
+	 * Otherwise relock it: signalled (0) or timed out. */
+	int lr = w->owner == self ? r : __weft_mutex_acquire(w, self, -1);
+	if (lr != 0 && lr != EOWNERDEAD)
+		return lr;                       /* ENOTRECOVERABLE: not the owner */
+	w->count = depth;
+	if (lr == EOWNERDEAD)
+		return EOWNERDEAD;
+	return r == ETIMEDOUT ? ETIMEDOUT : 0;
+}
+
+EXPORT int pthread_cond_wait(pthread_cond_t *cv, pthread_mutex_t *m)
+{
+	if (!cv || !m)
+		return EINVAL;
+	__weft_ensure();
+	return cond_wait(wcond_of(cv), wmutex_of(m), -1);
+}
+
+EXPORT int pthread_cond_clockwait(pthread_cond_t *cv, pthread_mutex_t *m, clockid_t clk,
+				  const struct timespec *abs)
+{
+	if (!cv || !m)
+		return EINVAL;
+	int64_t deadline;
+	int r = __weft_sync_deadline(clk, abs, &deadline);
+	if (r)
+		return r;
+	__weft_ensure();
+	return cond_wait(wcond_of(cv), wmutex_of(m), deadline);
+}
+
+EXPORT int pthread_cond_timedwait(pthread_cond_t *cv, pthread_mutex_t *m, const struct timespec *abs)
+{
+	if (!cv)
+		return EINVAL;
+	return pthread_cond_clockwait(cv, m, wcond_of(cv)->clock, abs);
+}
+
+/* Wake the first waiter: onto the mutex if it is locked, else ready. */
+static void wake_first(struct wcond *c, bool preempt)
+{
+	struct ut *t = c->waiters.head;
+	struct wmutex *w = c->mutex;
+	if (w->owner)
+		morph(c, w, t);
+	else if (preempt)
+		__weft_unpark(t, 0);
+	else
+		__weft_unpark_nopreempt(t, 0);
+}
+
+EXPORT int pthread_cond_signal(pthread_cond_t *cv)
+{
+	struct wcond *c = wcond_of(cv);
+	if (!c)
+		return EINVAL;
+	if (likely(!c->waiters.head))
+		return 0;
+	wake_first(c, true);
+	forget_mutex_if_idle(c);
+	return 0;
+}
+
+EXPORT int pthread_cond_broadcast(pthread_cond_t *cv)
+{
+	struct wcond *c = wcond_of(cv);
+	if (!c)
+		return EINVAL;
+	if (likely(!c->waiters.head))
+		return 0;
+	struct wmutex *w = c->mutex;
+	if (w->kind & MK_NOTRECOVERABLE) {
+		/* Nobody will ever unlock it: everyone must see the error. */
+		__weft_wake_all(&c->waiters, 0);
+		c->mutex = NULL;
+		return 0;
+	}
+	wake_first(c, false);
+	struct ut *t;
+	while ((t = c->waiters.head) != NULL)
+		morph(c, w, t);
+	c->mutex = NULL;
+	__weft_preempt_check();
+	return 0;
+}
+
+EXPORT int pthread_cond_init(pthread_cond_t *cv, const pthread_condattr_t *a)
+{
+	if (!cv)
+		return EINVAL;
+	int clk = a ? a->__align : CLOCK_REALTIME;
+	if (clk != CLOCK_REALTIME && clk != CLOCK_MONOTONIC)
+		return EINVAL;
+	memset(cv, 0, sizeof *cv);
+	wcond_of(cv)->clock = clk;
+	return 0;
+}
+
+EXPORT int pthread_cond_destroy(pthread_cond_t *cv)
+{
+	struct wcond *c = wcond_of(cv);
+	if (!c)
+		return EINVAL;
+	return c->waiters.head ? EBUSY : 0;
+}

@@ -1,0 +1,251 @@
+/*
+ * mutex.c — pthread_mutex_*: normal, recursive, errorcheck, adaptive and
+ * robust mutexes on glibc's 40-byte layout (see sync.h).
+ *
+ * Invariant: `owner` is NULL iff the mutex is unlocked, and every UT on
+ * `waiters` is parked waiting for it (highest priority first, FIFO within a
+ * priority).  A free mutex has no waiters, except for the short time after a
+ * condition broadcast moved waiters onto it while one of them, already woken,
+ * is on its way to lock it (cond.c).
+ *
+ * Fast paths.  In M:1 no other UT runs until the caller enters the runtime,
+ * so an uncontended lock of a default mutex is a load of the kind and owner
+ * and a store of the owner; unlock is a load of the kind and the queue head
+ * and a store.  No atomic instruction, no system call, and the check for a
+ * call made before the runtime started (self NULL) is on the same branch.
+ *
+ * Unlock hands the mutex over: when UTs wait, unlock makes the first of them
+ * the owner and readies it; the waiter's lock call then returns without
+ * looking at the mutex again.  Why hand-off rather than wake-and-compete:
+ *   - without preemption the unlocker keeps the processor after unlock, so
+ *     under compete it would re-take the mutex at its next lock every time
+ *     and the woken waiter would wake only to park again: a wasted switch per
+ *     wake-up and starvation of the waiter for as long as the holder loops;
+ *   - hand-off makes "highest priority first, FIFO within a priority" a
+ *     property of who gets the mutex, not only of who is woken first;
+ *   - a waiter that is handed the mutex never races its own timeout: unpark
+ *     takes it off the timer heap, so timedlock returns 0 or ETIMEDOUT, never
+ *     "woken but too late".
+ * The cost is the lock convoy: a UT that unlocks and at once relocks while
+ * others wait gives the mutex away and blocks.  Long-held, contended mutexes
+ * want fairness more than that last bit of throughput.
+ */
+#include "sync.h"
+
+#include <string.h>
+
+static inline int mutex_type(const struct wmutex *w) { return w->kind & MK_TYPE_MASK; }
+
+/* Make `self` the owner of the free mutex. */
+static inline int take(struct wmutex *w, struct ut *self)
+{
+	w->owner = self;
+	w->count = 0;
+	if (!(w->kind & MK_ROBUST))
+		return 0;
+	__weft_robust_link(w, self);
+	return (w->kind & MK_INCONSISTENT) ? EOWNERDEAD : 0;
+}
+
+/* Acquire without blocking: 0, EOWNERDEAD, ENOTRECOVERABLE, EAGAIN,
+ * EDEADLK, or EBUSY when the caller would have to wait. */
+static int try_acquire(struct wmutex *w, struct ut *self)
+{
+	if (unlikely(w->kind & MK_NOTRECOVERABLE))
+		return ENOTRECOVERABLE;
+	if (!w->owner)
+		return take(w, self);
+	if (w->owner != self)
+		return EBUSY;
+	switch (mutex_type(w)) {
+	case PTHREAD_MUTEX_RECURSIVE:
+		if (w->count == UINT32_MAX)
+			return EAGAIN;
+		w->count++;
+		return 0;
+	case PTHREAD_MUTEX_ERRORCHECK:
+		return EDEADLK;
+	default:
+		return EBUSY;   /* NORMAL: relocking deadlocks, as POSIX requires */
+	}
+}
+
+int __weft_mutex_acquire(struct wmutex *w, struct ut *self, int64_t deadline)
+{
+	int r = try_acquire(w, self);
+	if (r != EBUSY)
+		return r;
+	/* Woken with 0 or EOWNERDEAD, the unlocker has made us the owner. */
+	return __weft_park(&w->waiters, deadline, WAIT_MUTEX, w);
+}
+
+void __weft_mutex_release(struct wmutex *w, bool preempt)
+{
+	w->count = 0;
+	if (w->kind & MK_ROBUST) {
+		__weft_robust_unlink(w, w->owner);
+		if (w->kind & MK_INCONSISTENT) {
+			/* Unlocked without pthread_mutex_consistent: the state
+			 * it protects is lost for good. */
+			w->kind = (w->kind & ~MK_INCONSISTENT) | MK_NOTRECOVERABLE;
+			w->owner = NULL;
+			if (preempt)
+				__weft_wake_all(&w->waiters, ENOTRECOVERABLE);
+			else
+				__weft_wake_all_nopreempt(&w->waiters, ENOTRECOVERABLE);
+			return;
+		}
+	}
+	struct ut *next = __weft_waitq_first(&w->waiters);
+	w->owner = next;
+	if (!next)
+		return;
+	if (w->kind & MK_ROBUST)
+		__weft_robust_link(w, next);
+	if (preempt)
+		__weft_unpark(next, 0);
+	else
+		__weft_unpark_nopreempt(next, 0);
+}
+
+/* Lock with an optional deadline given as (clk, abs); abs NULL: none. */
+static int lock_slow(struct wmutex *w, clockid_t clk, const struct timespec *abs, bool timed)
+{
+	if (!w)
+		return EINVAL;
+	if (timed && clk != CLOCK_REALTIME && clk != CLOCK_MONOTONIC)
+		return EINVAL;
+	struct ut *self = __weft_self_ensure();
+	int r = try_acquire(w, self);
+	if (r != EBUSY)
+		return r;
+	int64_t deadline = -1;
+	if (timed) {
+		/* POSIX: the time is checked only when the caller must wait. */
+		r = __weft_sync_deadline(clk, abs, &deadline);
+		if (r)
+			return r;
+	}
+	return __weft_park(&w->waiters, deadline, WAIT_MUTEX, w);
+}
+
+EXPORT int pthread_mutex_lock(pthread_mutex_t *m)
+{
+	struct wmutex *w = wmutex_of(m);
+	struct ut *self = __weft_self();
+	if (likely(w && w->kind == 0 && !w->owner && self)) {
+		w->owner = self;
+		return 0;
+	}
+	return lock_slow(w, CLOCK_REALTIME, NULL, false);
+}
+
+EXPORT int pthread_mutex_trylock(pthread_mutex_t *m)
+{
+	struct wmutex *w = wmutex_of(m);
+	if (!w)
+		return EINVAL;
+	int r = try_acquire(w, __weft_self_ensure());
+	return r == EDEADLK ? EBUSY : r;
+}
+
+EXPORT int pthread_mutex_clocklock(pthread_mutex_t *m, clockid_t clk, const struct timespec *abs)
+{
+	return lock_slow(wmutex_of(m), clk, abs, true);
+}
+
+EXPORT int pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec *abs)
+{
+	return lock_slow(wmutex_of(m), CLOCK_REALTIME, abs, true);
+}
+
+static int unlock_slow(struct wmutex *w)
+{
+	if (!w)
+		return EINVAL;
+	struct ut *self = __weft_self();
+	int type = mutex_type(w);
+	bool checked = type == PTHREAD_MUTEX_RECURSIVE || type == PTHREAD_MUTEX_ERRORCHECK ||
+		       (w->kind & MK_ROBUST);
+	if (w->owner != self) {
+		if (checked)
+			return EPERM;
+		/* NORMAL unlocked by another UT or while unlocked: undefined
+		 * in POSIX; like glibc, release it if it is held. */
+		if (!w->owner)
+			return 0;
+	}
+	if (type == PTHREAD_MUTEX_RECURSIVE && w->count) {
+		w->count--;
+		return 0;
+	}
+	__weft_mutex_release(w, true);
+	return 0;
+}
+
+EXPORT int pthread_mutex_unlock(pthread_mutex_t *m)
+{
+	struct wmutex *w = wmutex_of(m);
+	if (likely(w && w->kind == 0 && !w->waiters.head)) {
+		w->owner = NULL;
+		return 0;
+	}
+	return unlock_slow(w);
+}
+
+EXPORT int pthread_mutex_consistent(pthread_mutex_t *m)
+{
+	struct wmutex *w = wmutex_of(m);
+	/* POSIX's one error: not robust, or no inconsistent state that the
+	 * caller holds. */
+	if (!w || !(w->kind & MK_ROBUST) || !(w->kind & MK_INCONSISTENT) ||
+	    w->owner != __weft_self())
+		return EINVAL;
+	w->kind &= ~MK_INCONSISTENT;
+	return 0;
+}
+
+/* mutexattr.c decodes the attribute into a mutex kind. */
+int __weft_mutexattr_kind(const pthread_mutexattr_t *a, int *kind) HIDDEN;
+
+EXPORT int pthread_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *a)
+{
+	if (!m)
+		return EINVAL;
+	int kind = 0;
+	if (a) {
+		int r = __weft_mutexattr_kind(a, &kind);
+		if (r)
+			return r;
+	}
+	memset(m, 0, sizeof *m);
+	wmutex_of(m)->kind = kind;
+	return 0;
+}
+
+EXPORT int pthread_mutex_destroy(pthread_mutex_t *m)
+{
+	struct wmutex *w = wmutex_of(m);
+	if (!w)
+		return EINVAL;
+	if (w->owner || w->waiters.head)
+		return EBUSY;
+	return 0;
+}
+
+/* PTHREAD_PRIO_PROTECT is not supported yet (its own issue), so no mutex
+ * has a ceiling: glibc answers EINVAL for such a mutex too. */
+EXPORT int pthread_mutex_getprioceiling(const pthread_mutex_t *m, int *ceiling)
+{
+	(void)m;
+	(void)ceiling;
+	return EINVAL;
+}
+
+EXPORT int pthread_mutex_setprioceiling(pthread_mutex_t *m, int ceiling, int *old)
+{
+	(void)m;
+	(void)ceiling;
+	(void)old;
+	return EINVAL;
+}

@@ -1,0 +1,192 @@
+/*
+ * rwlock.c — pthread_rwlock_*: reader-writer locks on glibc's 56-byte layout.
+ *
+ * State: `writer` (the write holder or NULL) and `nreaders` (read locks
+ * held, a recursive read counting once more); readers and writers park on
+ * separate queues.  Invariant: never a writer together with readers, and
+ * whenever the lock could admit a queued UT, it has been admitted — every
+ * release and every writer's timeout ends with dispatch().
+ *
+ * Like the mutex, ownership is handed over: dispatch() makes the writer the
+ * holder, or counts the readers in, before it readies them.
+ *
+ * The kind (glibc's __flags at offset 48, set by
+ * PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP):
+ *   PREFER_READER_NP (default) — a reader gets in whenever no writer holds
+ *     the lock, so recursive read locks never deadlock; writers can starve.
+ *   PREFER_WRITER_NP — treated as PREFER_READER_NP, as glibc does (it could
+ *     not otherwise allow recursive read locks).
+ *   PREFER_WRITER_NONRECURSIVE_NP — a queued writer blocks new readers and
+ *     goes before them; a UT that read-locks twice while a writer waits
+ *     deadlocks, which is what "non-recursive" warns of.
+ * Between a queued writer and queued readers with prefer-reader, a writer of
+ * strictly higher priority than the first reader still goes first: priority
+ * comes before the reader/writer preference.
+ */
+#include "sync.h"
+
+#include <string.h>
+
+int __weft_rwlockattr_kind(const pthread_rwlockattr_t *a, uint32_t *kind) HIDDEN;
+
+static inline struct wrwlock *wrw_of(pthread_rwlock_t *l) { return (struct wrwlock *)l; }
+
+static inline bool prefer_writer(const struct wrwlock *rw)
+{
+	return rw->flags == PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP;
+}
+
+/* Could a new reader get in now? */
+static inline bool reader_may_enter(const struct wrwlock *rw)
+{
+	return !rw->writer && !(prefer_writer(rw) && rw->writers_q.head);
+}
+
+/* Admit whoever the lock can now take. */
+static void dispatch(struct wrwlock *rw)
+{
+	if (rw->writer)
+		return;
+	struct ut *w = rw->writers_q.head, *r = rw->readers_q.head;
+	if (w && !rw->nreaders && (!r || prefer_writer(rw) || w->prio > r->prio)) {
+		rw->writer = w;
+		__weft_unpark(w, 0);
+		return;
+	}
+	if (!r || !reader_may_enter(rw))
+		return;
+	while ((r = rw->readers_q.head) != NULL) {
+		rw->nreaders++;
+		__weft_unpark_nopreempt(r, 0);
+	}
+	__weft_preempt_check();
+}
+
+static int rdlock(struct wrwlock *rw, bool try_only, clockid_t clk, const struct timespec *abs)
+{
+	if (!rw)
+		return EINVAL;
+	if (abs && clk != CLOCK_REALTIME && clk != CLOCK_MONOTONIC)
+		return EINVAL;
+	struct ut *self = __weft_self_ensure();
+	if (rw->writer == self)
+		return EDEADLK;
+	if (reader_may_enter(rw)) {
+		if (rw->nreaders == UINT32_MAX)
+			return EAGAIN;
+		rw->nreaders++;
+		return 0;
+	}
+	if (try_only)
+		return EBUSY;
+	int64_t deadline = -1;
+	if (abs) {
+		int r = __weft_sync_deadline(clk, abs, &deadline);
+		if (r)
+			return r;
+	}
+	return __weft_park(&rw->readers_q, deadline, WAIT_RWLOCK, rw);
+}
+
+static int wrlock(struct wrwlock *rw, bool try_only, clockid_t clk, const struct timespec *abs)
+{
+	if (!rw)
+		return EINVAL;
+	if (abs && clk != CLOCK_REALTIME && clk != CLOCK_MONOTONIC)
+		return EINVAL;
+	struct ut *self = __weft_self_ensure();
+	if (rw->writer == self)
+		return try_only ? EBUSY : EDEADLK;
+	if (!rw->writer && !rw->nreaders) {
+		rw->writer = self;
+		return 0;
+	}
+	if (try_only)
+		return EBUSY;
+	int64_t deadline = -1;
+	if (abs) {
+		int r = __weft_sync_deadline(clk, abs, &deadline);
+		if (r)
+			return r;
+	}
+	int r = __weft_park(&rw->writers_q, deadline, WAIT_RWLOCK, rw);
+	if (r == ETIMEDOUT)
+		dispatch(rw);     /* readers held back by this writer may enter */
+	return r;
+}
+
+/* A NULL time on a timed call: EINVAL, never a crash. */
+static const struct timespec bad_time = { 0, -1 };
+static inline const struct timespec *time_or_bad(const struct timespec *abs)
+{
+	return abs ? abs : &bad_time;
+}
+
+EXPORT int pthread_rwlock_rdlock(pthread_rwlock_t *l) { return rdlock(wrw_of(l), false, 0, NULL); }
+EXPORT int pthread_rwlock_tryrdlock(pthread_rwlock_t *l) { return rdlock(wrw_of(l), true, 0, NULL); }
+EXPORT int pthread_rwlock_wrlock(pthread_rwlock_t *l) { return wrlock(wrw_of(l), false, 0, NULL); }
+EXPORT int pthread_rwlock_trywrlock(pthread_rwlock_t *l) { return wrlock(wrw_of(l), true, 0, NULL); }
+
+EXPORT int pthread_rwlock_clockrdlock(pthread_rwlock_t *l, clockid_t clk, const struct timespec *abs)
+{
+	return rdlock(wrw_of(l), false, clk, time_or_bad(abs));
+}
+
+EXPORT int pthread_rwlock_timedrdlock(pthread_rwlock_t *l, const struct timespec *abs)
+{
+	return rdlock(wrw_of(l), false, CLOCK_REALTIME, time_or_bad(abs));
+}
+
+EXPORT int pthread_rwlock_clockwrlock(pthread_rwlock_t *l, clockid_t clk, const struct timespec *abs)
+{
+	return wrlock(wrw_of(l), false, clk, time_or_bad(abs));
+}
+
+EXPORT int pthread_rwlock_timedwrlock(pthread_rwlock_t *l, const struct timespec *abs)
+{
+	return wrlock(wrw_of(l), false, CLOCK_REALTIME, time_or_bad(abs));
+}
+
+EXPORT int pthread_rwlock_unlock(pthread_rwlock_t *l)
+{
+	struct wrwlock *rw = wrw_of(l);
+	if (!rw)
+		return EINVAL;
+	if (rw->writer) {
+		if (rw->writer != __weft_self())
+			return EPERM;
+		rw->writer = NULL;
+	} else if (rw->nreaders) {
+		if (--rw->nreaders)
+			return 0;
+	} else {
+		return EPERM;
+	}
+	dispatch(rw);
+	return 0;
+}
+
+EXPORT int pthread_rwlock_init(pthread_rwlock_t *l, const pthread_rwlockattr_t *a)
+{
+	if (!l)
+		return EINVAL;
+	uint32_t kind = PTHREAD_RWLOCK_DEFAULT_NP;
+	if (a) {
+		int r = __weft_rwlockattr_kind(a, &kind);
+		if (r)
+			return r;
+	}
+	memset(l, 0, sizeof *l);
+	wrw_of(l)->flags = kind;
+	return 0;
+}
+
+EXPORT int pthread_rwlock_destroy(pthread_rwlock_t *l)
+{
+	struct wrwlock *rw = wrw_of(l);
+	if (!rw)
+		return EINVAL;
+	if (rw->writer || rw->nreaders || rw->readers_q.head || rw->writers_q.head)
+		return EBUSY;
+	return 0;
+}

@@ -1,0 +1,116 @@
+/*
+ * sync.h — the sync layer's view of glibc's object layouts.
+ *
+ * Every pthread_* object a program declares has glibc's size and, for the
+ * fields that glibc's static initialisers write, glibc's offsets; Weft lays
+ * its own state over the rest.  Invariants kept by every object here:
+ *   - all-zero bytes are a valid, unlocked, waiter-free object (the
+ *     PTHREAD_*_INITIALIZER macros are zeros apart from a kind field);
+ *   - the kind fields the initialisers set stay where glibc puts them
+ *     (mutex __kind at offset 16, rwlock __flags at offset 48);
+ *   - a wait queue is one pointer, so each object holds its own waiters.
+ * There is no preemption in M:1, so nothing here needs a lock or an atomic
+ * instruction: each sequence between runtime calls runs to completion.
+ */
+#ifndef WEFT_SYNC_H
+#define WEFT_SYNC_H
+
+#include "../runtime/rt.h"
+
+#include <semaphore.h>
+
+/* ---- mutex (pthread_mutex_t, 40 bytes) ---- */
+
+/* Kind word: glibc's type values in the low bits, glibc's robust bit, and
+ * Weft's robust state above every bit glibc's initialisers can set. */
+#define MK_TYPE_MASK 3                /* NORMAL(=TIMED)/RECURSIVE/ERRORCHECK/ADAPTIVE */
+#define MK_ROBUST 16                  /* glibc's PTHREAD_MUTEX_ROBUST_NORMAL_NP bit */
+#define MK_INCONSISTENT (1 << 24)     /* owner died; not yet made consistent */
+#define MK_NOTRECOVERABLE (1 << 25)   /* unlocked while inconsistent */
+
+struct wmutex {
+	struct ut *owner;             /* 0: NULL iff unlocked */
+	struct waitq waiters;         /* 8 */
+	int kind;                     /* 16: glibc __kind */
+	uint32_t count;               /* 20: recursive re-locks beyond the first */
+	struct wmutex *rnext, *rprev; /* 24, 32: owner's robust list (glibc __list) */
+};
+_Static_assert(sizeof(struct wmutex) == sizeof(pthread_mutex_t), "mutex size");
+_Static_assert(offsetof(struct wmutex, kind) == offsetof(pthread_mutex_t, __data.__kind),
+	       "mutex kind offset");
+
+static inline struct wmutex *wmutex_of(pthread_mutex_t *m) { return (struct wmutex *)m; }
+
+/* Acquire for `self`, blocking until `deadline` (-1: forever).  0,
+ * EOWNERDEAD, ENOTRECOVERABLE, EDEADLK, EAGAIN or ETIMEDOUT. */
+int __weft_mutex_acquire(struct wmutex *w, struct ut *self, int64_t deadline) HIDDEN;
+/* Release fully (recursion count ignored) by its owner; wakes the next
+ * owner without switching to it when `preempt` is false. */
+void __weft_mutex_release(struct wmutex *w, bool preempt) HIDDEN;
+
+/* robust.c: keep the owner's list of held robust mutexes. */
+void __weft_robust_link(struct wmutex *w, struct ut *owner) HIDDEN;
+void __weft_robust_unlink(struct wmutex *w, struct ut *owner) HIDDEN;
+
+/* ---- condition (pthread_cond_t, 48 bytes) ---- */
+struct wcond {
+	struct waitq waiters;         /* 0 */
+	struct wmutex *mutex;         /* 8: the waiters' mutex, while any wait */
+	int clock;                    /* 16: CLOCK_REALTIME (0) or CLOCK_MONOTONIC */
+	uint32_t pad[7];
+};
+_Static_assert(sizeof(struct wcond) == sizeof(pthread_cond_t), "cond size");
+
+/* ---- rwlock (pthread_rwlock_t, 56 bytes) ---- */
+struct wrwlock {
+	struct waitq readers_q;       /* 0 */
+	struct waitq writers_q;       /* 8 */
+	struct ut *writer;            /* 16: holder of the write lock, or NULL */
+	uint32_t nreaders;            /* 24: read locks held (recursive ones count) */
+	uint32_t pad0;
+	uint64_t pad1[2];             /* 32 */
+	uint32_t flags;               /* 48: glibc __flags, the rwlock kind */
+	uint32_t pad2;
+};
+_Static_assert(sizeof(struct wrwlock) == sizeof(pthread_rwlock_t), "rwlock size");
+_Static_assert(offsetof(struct wrwlock, flags) == offsetof(pthread_rwlock_t, __data.__flags),
+	       "rwlock flags offset");
+
+/* ---- barrier (pthread_barrier_t, 32 bytes) ---- */
+struct wbarrier {
+	struct waitq waiters;
+	uint32_t count;               /* UTs per round; 0: not initialised */
+	uint32_t arrived;             /* UTs waiting in this round */
+	uint64_t pad[2];
+};
+_Static_assert(sizeof(struct wbarrier) == sizeof(pthread_barrier_t), "barrier size");
+
+/* ---- semaphore (sem_t, 32 bytes) ---- */
+struct wsem {
+	struct waitq waiters;
+	uint32_t value;
+	uint32_t pad0;
+	uint64_t pad[2];
+};
+_Static_assert(sizeof(struct wsem) == sizeof(sem_t), "sem size");
+
+/* The UT behind handle h if it has not exited, else NULL (xinu.c). */
+struct ut *__weft_live_ut(pthread_t h) HIDDEN;
+
+/* The caller's UT, starting the runtime if this is the first Weft call. */
+static inline struct ut *__weft_self_ensure(void)
+{
+	__weft_ensure();
+	return __weft_self();
+}
+
+/* A timed call's deadline: EINVAL for a NULL or malformed time or a clock
+ * other than REALTIME and MONOTONIC. */
+static inline int __weft_sync_deadline(clockid_t clk, const struct timespec *abs, int64_t *out)
+{
+	if (clk != CLOCK_REALTIME && clk != CLOCK_MONOTONIC)
+		return EINVAL;
+	return __weft_abs_deadline(clk, abs, out);
+}
+
+#endif
