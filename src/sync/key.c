@@ -11,6 +11,13 @@
  * allocated on the first setspecific that needs them and stay with the UT's
  * slot for the next UT that gets it, so steady-state create/exit does not
  * allocate.  Invariant: when a slot is released every value in it is NULL.
+ *
+ * Sanitizer builds only: AddressSanitizer keeps its "current thread" in a
+ * key it creates before any constructor runs.  Its threads are kernel
+ * threads, so a key created before the runtime starts holds one value per
+ * kernel thread (M:1: one value), not one per UT; otherwise every UT but
+ * main is an unknown thread to ASan and its stack bookkeeping (no-return
+ * calls, fiber switches) works on garbage bounds.
  */
 #include "../runtime/rt.h"
 
@@ -24,7 +31,15 @@
 struct key_slot {
 	uintptr_t seq;               /* odd: key in use */
 	void (*dtor)(void *);
+	bool kthread;                /* value per kernel thread (sanitizers) */
+	void *kvalue;                /* that value */
 };
+
+#if defined(__SANITIZE_ADDRESS__)
+#define KTHREAD_KEYS 1
+#else
+#define KTHREAD_KEYS 0
+#endif
 
 struct tsd_entry {
 	void *value;
@@ -46,6 +61,8 @@ EXPORT int pthread_key_create(pthread_key_t *key, void (*dtor)(void *))
 		if (!(keys[i].seq & 1) && keys[i].seq + 1 != 0) {
 			keys[i].seq++;
 			keys[i].dtor = dtor;
+			keys[i].kthread = KTHREAD_KEYS && !__weft_started;
+			keys[i].kvalue = NULL;
 			*key = i;
 			return 0;
 		}
@@ -59,6 +76,7 @@ EXPORT int pthread_key_delete(pthread_key_t key)
 		return EINVAL;
 	keys[key].seq++;
 	keys[key].dtor = NULL;
+	keys[key].kvalue = NULL;
 	return 0;
 }
 
@@ -67,7 +85,11 @@ EXPORT void *pthread_getspecific(pthread_key_t key)
 	/* Sanitizer runtimes call this from inside malloc, possibly while the
 	 * runtime is still starting: no UT yet means no value yet. */
 	struct ut *self = __weft_self();
-	if (key >= PTHREAD_KEYS_MAX || !self)
+	if (key >= PTHREAD_KEYS_MAX)
+		return NULL;
+	if (KTHREAD_KEYS && keys[key].kthread)
+		return keys[key].kvalue;
+	if (!self)
 		return NULL;
 	struct tsd *d = self->tsd;
 	if (!d)
@@ -83,6 +105,10 @@ EXPORT int pthread_setspecific(pthread_key_t key, const void *value)
 {
 	if (key >= PTHREAD_KEYS_MAX || !(keys[key].seq & 1))
 		return EINVAL;
+	if (KTHREAD_KEYS && keys[key].kthread) {
+		keys[key].kvalue = (void *)value;
+		return 0;
+	}
 	__weft_ensure();
 	struct ut *self = __weft_self();
 	if (!self)
