@@ -23,6 +23,16 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+/* A UT that exits leaves its last frames' ASan redzones poisoned on its
+ * stack (they never return); the next UT to get the stack would trip on
+ * them.  Sanitizer builds clean a stack's shadow when it is released. */
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#define UNPOISON_STACK(s) ASAN_UNPOISON_MEMORY_REGION((s)->lo, (size_t)((s)->hi - (s)->lo))
+#else
+#define UNPOISON_STACK(s) ((void)(s))
+#endif
+
 #ifndef MADV_GUARD_INSTALL
 #define MADV_GUARD_INSTALL 102
 #endif
@@ -199,6 +209,8 @@ int __weft_stack_get(struct ut_stack *s, size_t size, size_t guard)
 
 void __weft_stack_put(struct ut_stack *s)
 {
+	if (s->kind != STACK_PROCESS && s->kind != STACK_NONE)
+		UNPOISON_STACK(s);
 	switch (s->kind) {
 	case STACK_POOLED:
 		if (s->hi - s->lo != (ptrdiff_t)default_size) {
