@@ -1,0 +1,179 @@
+# report.awk — turns the benchmark's CSV into the Markdown table, the
+# targets check and the chart's data file.  Plain POSIX awk (mawk works).
+#
+#   awk -v chart=FILE -f report.awk META RESULTS
+#
+# META: `bench-weft --list` (key|group|unit|flags|label|history).
+# RESULTS: key,backend,status,median,min,max,reps,iters,sw_per_op,note lines
+# with backend weft, nptl or nptl2 (NPTL left free to use every CPU).
+# Invariant: a cell shows a measured number or "n/a" with a footnote giving
+# the reason the binary printed; nothing is ever filled in here.
+
+BEGIN { FS = "|"; nkeys = 0; nfoot = 0 }
+
+FNR == NR {
+	key = $1
+	order[++nkeys] = key
+	group[key] = $2; unit[key] = $3; flags[key] = $4; label[key] = $5; hist[key] = $6
+	next
+}
+
+{
+	n = split($0, f, ",")
+	if (n < 10)
+		next
+	id = f[1] SUBSEP f[2]
+	seen[f[2]] = 1
+	status[id] = f[3]; med[id] = f[4] + 0; lo[id] = f[5] + 0; hi[id] = f[6] + 0
+	reps[id] = f[7] + 0; swop[id] = f[9]
+	note[id] = f[10]
+	for (i = 11; i <= n; i++)
+		note[id] = note[id] ";" f[i]
+}
+
+function num(v, d) { return sprintf("%." d "f", v) }
+
+# Three significant figures, in the unit that keeps the number readable.
+function sig(v,   a) {
+	a = v < 0 ? -v : v
+	if (a >= 100) return num(v, 0)
+	if (a >= 10) return num(v, 1)
+	return num(v, 2)
+}
+
+function fmt_ns(v) {
+	if (v < 0) return "< 0 ns"
+	if (v < 1000) return sig(v) " ns"
+	if (v < 1e6) return sig(v / 1e3) " µs"
+	if (v < 1e9) return sig(v / 1e6) " ms"
+	return sig(v / 1e9) " s"
+}
+
+function fmt_bytes(v) {
+	if (v < 1024) return num(v, 0) " B"
+	if (v < 1048576) return sig(v / 1024) " KiB"
+	if (v < 1073741824) return sig(v / 1048576) " MiB"
+	return sig(v / 1073741824) " GiB"
+}
+
+function fmt_count(v,   s, out) {
+	s = num(v, 0)
+	out = ""
+	while (length(s) > 3) {
+		out = "," substr(s, length(s) - 2) out
+		s = substr(s, 1, length(s) - 3)
+	}
+	return s out
+}
+
+function fmt(k, v) {
+	if (unit[k] == "bytes") return fmt_bytes(v)
+	if (unit[k] == "count") return fmt_count(v)
+	return fmt_ns(v)
+}
+
+function footnote(text,   i) {
+	for (i = 1; i <= nfoot; i++)
+		if (foot[i] == text)
+			return i
+	foot[++nfoot] = text
+	return nfoot
+}
+
+function cell(k, b,   id, s) {
+	id = k SUBSEP b
+	if (!(id in status))
+		return "—"
+	if (status[id] != "ok")
+		return "n/a [" footnote(note[id]) "]"
+	s = fmt(k, med[id])
+	if (reps[id] > 1)
+		s = s " (" fmt(k, lo[id]) "–" fmt(k, hi[id]) ")"
+	else if (note[id] != "")
+		s = s " [" footnote(note[id]) "]"
+	return s
+}
+
+function both_ok(k) {
+	return status[k SUBSEP "weft"] == "ok" && status[k SUBSEP "nptl"] == "ok"
+}
+
+function ratio_of(k) {
+	if (!both_ok(k) || med[k SUBSEP "weft"] <= 0 || med[k SUBSEP "nptl"] <= 0)
+		return ""
+	if (unit[k] == "count")
+		return med[k SUBSEP "weft"] / med[k SUBSEP "nptl"]
+	return med[k SUBSEP "nptl"] / med[k SUBSEP "weft"]
+}
+
+function ratio_cell(k,   r) {
+	r = ratio_of(k)
+	if (r == "")
+		return "—"
+	return (r < 10 ? num(r, 1) : num(r, 0)) "×" (unit[k] == "count" ? " more" : "")
+}
+
+# One target line: "met" or "missed" and the numbers behind it.
+function target_ratio(k, want,   r) {
+	r = ratio_of(k)
+	if (r == "")
+		return "- " label[k] ": not measured on both (" cell(k, "weft") " / " cell(k, "nptl") ")"
+	return "- " label[k] ": NPTL/Weft " num(r, 1) "× — target ≥ " want "×: " (r >= want ? "**met**" : "**missed**")
+}
+
+function target_mutex(   w, c, ok) {
+	if (status["mutex" SUBSEP "weft"] != "ok")
+		return "- mutex lock+unlock, no contention: not measured on Weft (" cell("mutex", "weft") ")"
+	w = med["mutex" SUBSEP "weft"]
+	c = med["cmpxchg" SUBSEP "weft"]
+	ok = w <= 5 && (status["cmpxchg" SUBSEP "weft"] != "ok" || w < c)
+	return "- mutex lock+unlock, no contention: " fmt_ns(w) " against the `lock cmpxchg` + store floor " \
+		(status["cmpxchg" SUBSEP "weft"] == "ok" ? fmt_ns(c) : "(not measured)") \
+		" — target ≤ 5 ns and below the floor: " (ok ? "**met**" : "**missed**")
+}
+
+END {
+	two = ("nptl2" in seen)
+	printf "| metric | Weft | NPTL | NPTL/Weft |%s papers (machine); peers |\n", two ? " NPTL, all CPUs |" : ""
+	printf "| --- | ---: | ---: | ---: |%s --- |\n", two ? " ---: |" : ""
+	last = ""
+	for (i = 1; i <= nkeys; i++) {
+		k = order[i]
+		if (group[k] != last) {
+			printf "| **%s** | | | |%s |\n", group[k], two ? " |" : ""
+			last = group[k]
+		}
+		printf "| %s | %s | %s | %s |", label[k], cell(k, "weft"), cell(k, "nptl"), ratio_cell(k)
+		if (two)
+			printf " %s |", index(flags[k], "u") ? cell(k, "nptl2") : ""
+		printf " %s |\n", hist[k] == "-" ? "" : hist[k]
+	}
+	if (nfoot) {
+		print ""
+		for (i = 1; i <= nfoot; i++)
+			printf "[%d] %s  \n", i, foot[i]
+	}
+	print ""
+	print "Targets (issues 2 and 3):"
+	print ""
+	print target_ratio("yield_busy", 50)
+	print target_ratio("create_join", 20)
+	print target_mutex()
+	print target_ratio("mutex_handoff", 20)
+	print target_ratio("sem", 20)
+	print target_ratio("pingpong", 20)
+
+	if (chart != "") {
+		for (i = 1; i <= nkeys; i++) {
+			k = order[i]
+			if (unit[k] != "ns")
+				continue
+			w = status[k SUBSEP "weft"] == "ok" && med[k SUBSEP "weft"] > 0 ? med[k SUBSEP "weft"] : "?"
+			p = status[k SUBSEP "nptl"] == "ok" && med[k SUBSEP "nptl"] > 0 ? med[k SUBSEP "nptl"] : "?"
+			if (w == "?" && p == "?")
+				continue
+			printf "%s %s %s\n", k, w, p > chart
+		}
+		close(chart)
+	}
+}

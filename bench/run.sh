@@ -1,0 +1,150 @@
+#!/usr/bin/env bash
+# bench/run.sh — `make bench`: run every metric on Weft and on NPTL in one
+# go and print the Markdown table; also write the CSV and the chart.
+#
+#   bench/run.sh BUILD_DIR [--doc FILE.md]
+#   QUICK=1 bench/run.sh BUILD_DIR        (CI smoke run: short repetitions)
+#
+# Each metric runs in its own process (bench-weft / bench-nptl KEY), pinned
+# to CPU 0 so that Weft's one kernel thread and NPTL's threads share one
+# processor; the switch-heavy rows also run NPTL unpinned, as an extra
+# column.  A run that crashes or hangs becomes "n/a" with the reason: this
+# script never writes a number the binaries did not print.
+# Outputs: BUILD_DIR/bench/results/{results.csv,results.md,chart.png}; with
+# --doc, FILE.md is regenerated from bench/performance.md.in (plus FILE.png
+# and FILE.csv beside it).
+set -euo pipefail
+
+usage() { echo "usage: $0 BUILD_DIR [--doc FILE.md]" >&2; exit 2; }
+[ $# -ge 1 ] || usage
+build=$1; shift
+doc=
+while [ $# -gt 0 ]; do
+	case $1 in
+	--doc) [ $# -ge 2 ] || usage; doc=$2; shift 2 ;;
+	*) usage ;;
+	esac
+done
+
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(dirname "$here")
+quick=${QUICK:-}
+[ "$quick" = 0 ] && quick=
+bw=$build/bench/bench-weft
+bn=$build/bench/bench-nptl
+for b in "$bw" "$bn"; do
+	if [ ! -x "$b" ]; then
+		echo "bench: $b is missing; build first (make, or cmake with -DWEFT_BENCH=ON)" >&2
+		exit 1
+	fi
+done
+out=$build/bench/results
+mkdir -p "$out"
+csv=$out/results.csv
+md=$out/results.md
+meta=$out/metrics.txt
+: >"$csv"
+"$bw" --list >"$meta"
+
+if [ -n "$quick" ]; then limit=30; else limit=180; fi
+pin=()
+pin_note="M:1 rows and NPTL pinned to CPU 0 with taskset"
+if command -v taskset >/dev/null && taskset -c 0 true 2>/dev/null; then
+	pin=(taskset -c 0)
+else
+	pin_note="NOT pinned: taskset is missing (install util-linux)"
+fi
+
+# run_one TAG BINARY KEY [pin...]: append the binary's line, or an n/a line.
+run_one() {
+	local tag=$1 bin=$2 key=$3; shift 3
+	local line rc=0
+	line=$(QUICK=$quick timeout --kill-after=5 "$limit" "$@" "$bin" --tag "$tag" "$key" 2>"$out/stderr.txt") || rc=$?
+	line=$(printf '%s\n' "$line" | grep "^$key,$tag," | tail -n 1 || true)
+	if [ -z "$line" ]; then
+		local why
+		if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
+			why="did not finish in ${limit} s (a deadlock?)"
+		elif [ $rc -gt 128 ]; then
+			why="crashed with signal $((rc - 128))"
+		else
+			why="exited with status $rc: $(tr ',\n' '; ' <"$out/stderr.txt" | cut -c1-160)"
+		fi
+		line="$key,$tag,na,,,,,,,$why"
+	fi
+	printf '%s\n' "$line" >>"$csv"
+	printf '%s' "$line" | awk -F, '{ printf "  %-10s %-6s %s\n", "", $2, ($3 == "ok" ? $4 " " : "n/a: " $10) }' >&2
+}
+
+start=$(date +%s)
+echo "bench: $(wc -l <"$meta") metrics, Weft and NPTL${quick:+ (QUICK)}; $pin_note" >&2
+while IFS='|' read -r key group unit flags label history; do
+	echo "  $key" >&2
+	run_one weft "$bw" "$key" "${pin[@]}"
+	run_one nptl "$bn" "$key" "${pin[@]}"
+	if [ -z "$quick" ] && [[ $flags == *u* ]]; then
+		run_one nptl2 "$bn" "$key"
+	fi
+done <"$meta"
+elapsed=$(($(date +%s) - start))
+
+# The machine, for the record.
+cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
+virt=
+grep -qw hypervisor /proc/cpuinfo && virt=", virtual machine"
+memg=$(awk '/MemTotal/ { printf "%.0f", $2 / 1048576 }' /proc/meminfo)
+glibc=$(getconf GNU_LIBC_VERSION 2>/dev/null || echo "glibc ?")
+ccv=$( (cc --version 2>/dev/null || echo "cc ?") | head -n 1)
+rev=$(git -C "$root" describe --always --dirty 2>/dev/null || echo unknown)
+when=$(date -u '+%Y-%m-%d %H:%M UTC')
+machine="$cpu, $(nproc) CPUs, ${memg} GiB${virt}; $(uname -sr); $glibc; $ccv"
+method="warm-up, then $([ -n "$quick" ] && echo "3 repetitions of ≥ 10 ms (QUICK)" || echo "5 repetitions of ≥ 0.2 s"); median (min–max) per operation; $pin_note"
+
+chartdat=$out/chart.dat
+awk -v chart="$chartdat" -f "$here/report.awk" "$meta" "$csv" >"$out/table.md"
+{
+	echo "Machine: $machine  "
+	echo "Run: $when, Weft $rev, ${elapsed} s; $method."
+	echo
+	cat "$out/table.md"
+} >"$md"
+
+chart_note=
+png=$out/chart.png
+rm -f "$png"
+if command -v gnuplot >/dev/null; then
+	if ! gnuplot -e "data='$chartdat'; out='$png'; title='Weft vs NPTL, $when'" "$here/chart.gp" 2>"$out/gnuplot.txt"; then
+		chart_note="chart: gnuplot failed: $(head -c 300 "$out/gnuplot.txt")"
+		rm -f "$png"
+	fi
+else
+	chart_note="chart: gnuplot is not installed; install it (apt-get install gnuplot-nox) and run again for $png"
+fi
+
+cat "$md"
+echo
+echo "CSV: $csv"
+if [ -f "$png" ]; then echo "Chart: $png"; else echo "$chart_note"; fi
+
+if [ -n "$doc" ]; then
+	base=${doc%.md}
+	run_section=$out/doc-run.md
+	{
+		echo "Machine: $machine  "
+		echo "Date: $when; Weft $rev; the whole run took ${elapsed} s.  "
+		echo "Method: $method."
+		echo
+		cat "$out/table.md"
+		echo
+		if [ -f "$png" ]; then
+			cp "$png" "$base.png"
+			echo "![Weft beside NPTL, log scale]($(basename "$base").png)"
+		else
+			echo "(No chart: $chart_note)"
+		fi
+	} >"$run_section"
+	cp "$csv" "$base.csv"
+	awk -v run="$run_section" '$0 == "@@RUN@@" { while ((getline l < run) > 0) print l; next } { print }' \
+		"$here/performance.md.in" >"$doc"
+	echo "Wrote $doc"
+fi
