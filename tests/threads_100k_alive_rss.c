@@ -1,0 +1,109 @@
+/* 100,000 UTs alive at once, all parked, cost under 16 KiB of resident
+ * memory each, keep their guard pages, and fit in far fewer kernel mappings
+ * than vm.max_map_count (65530 here) although every stack is guarded; then
+ * all of them run to completion.
+ *
+ * The UTs form a join chain: UT i joins UT i-1, and UT 0 sleeps until main
+ * lets it go, so every UT but one is parked on a join and nothing spins. */
+#include "check.h"
+#include <errno.h>
+#include <pthread.h>
+#include <unistd.h>
+#include <weft.h>
+
+enum { N = 100000 / TEST_SCALE };
+
+static volatile int release;
+static volatile int started, finished;
+static pthread_t chain[N];
+
+static void *head(void *arg)
+{
+	started++;
+	while (!release)
+		usleep(1000);
+	finished++;
+	return NULL;
+}
+
+static void *link_(void *arg)
+{
+	started++;
+	pthread_t prev = chain[(intptr_t)arg - 1];
+	CHECK_OK(pthread_join(prev, NULL));
+	finished++;
+	return NULL;
+}
+
+static long resident_pages(void)
+{
+	FILE *f = fopen("/proc/self/statm", "re");
+	CHECK(f != NULL);
+	long size, rss;
+	CHECK_EQ(fscanf(f, "%ld %ld", &size, &rss), 2);
+	fclose(f);
+	return rss;
+}
+
+static int count_mappings(void)
+{
+	FILE *f = fopen("/proc/self/maps", "re");
+	CHECK(f != NULL);
+	int n = 0, c;
+	while ((c = fgetc(f)) != EOF)
+		n += c == '\n';
+	fclose(f);
+	return n;
+}
+
+static void check_guarded(pthread_t t)
+{
+	pthread_attr_t a;
+	size_t guard;
+	CHECK_OK(pthread_getattr_np(t, &a));
+	CHECK_OK(pthread_attr_getguardsize(&a, &guard));
+	CHECK_EQ(guard, (size_t)sysconf(_SC_PAGESIZE));
+	CHECK_OK(pthread_attr_destroy(&a));
+}
+
+int main(void)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	int maps0 = count_mappings();
+	long rss0 = resident_pages();
+
+	for (intptr_t i = 0; i < N; i++)
+		CHECK_OK(pthread_create(&chain[i], NULL, i ? link_ : head, (void *)i));
+	usleep(2000);                      /* every UT runs once and parks */
+	CHECK_EQ(started, N);
+	CHECK_EQ(finished, 0);
+
+	long rss1 = resident_pages();
+	int maps1 = count_mappings();
+	struct weft_stats s;
+	CHECK_OK(weft_stats_get(&s, sizeof s));
+	CHECK_EQ(s.threads_live, N + 1);
+	long per_ut = (rss1 - rss0) * page / N;
+	if (per_ut >= 16 * 1024) {
+		fprintf(stderr, "%ld bytes resident per idle UT\n", per_ut);
+		CHECK(per_ut < 16 * 1024);
+	}
+	/* two mappings per guarded stack would be 200,000 */
+	if (maps1 - maps0 >= N / 16) {
+		fprintf(stderr, "%d new mappings for %d UTs\n", maps1 - maps0, N);
+		CHECK(maps1 - maps0 < N / 16);
+	}
+	check_guarded(chain[0]);
+	check_guarded(chain[N / 2]);
+	check_guarded(chain[N - 1]);
+	if (getenv("WEFT_TEST_VERBOSE"))
+		fprintf(stderr, "%d UTs: %ld bytes resident each, %d new mappings\n", N, per_ut,
+			maps1 - maps0);
+
+	release = 1;
+	CHECK_OK(pthread_join(chain[N - 1], NULL));
+	CHECK_EQ(finished, N);
+	CHECK_OK(weft_stats_get(&s, sizeof s));
+	CHECK_EQ(s.threads_live, 1);
+	return 0;
+}
