@@ -70,7 +70,16 @@ size_t __weft_stack_default_size(void) { return default_size; }
 void __weft_stack_set_default_size(size_t size)
 {
 	size_t ps = __weft_page_size();
-	default_size = (size + ps - 1) & ~(ps - 1);
+	size = (size + ps - 1) & ~(ps - 1);
+	if (size == default_size)
+		return;
+	/* Pooled stacks were cut at the old size and cannot serve the new one
+	 * (pooled_get would give them the new size and overlap a neighbour).
+	 * Their slabs stay mapped, so only their pages go back. */
+	for (uint32_t i = 0; i < npool; i++)
+		madvise((char *)((uintptr_t)pool[i] & ~(uintptr_t)1), default_size, MADV_DONTNEED);
+	npool = 0;
+	default_size = size;
 }
 
 static long read_max_map_count(void)
