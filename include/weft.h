@@ -39,10 +39,33 @@ struct weft_stats {
 	uint64_t stacks_reused;     /* stacks taken from the pool */
 	uint64_t thread_slots;      /* size of the UT table */
 	uint64_t vps;               /* virtual processors */
+	/* preemption (time slicing) */
+	uint64_t ticks;             /* preemption-timer signals received */
+	uint64_t preemptions;       /* UTs switched out by a fake call */
+	uint64_t deferrals;         /* ticks that found Weft/libc code running */
+	uint64_t retries;           /* ticks that came while a deferral was pending */
+	uint64_t ras_rollbacks;     /* restartable sequences restarted */
 };
 
 /* Copy the counters into *stats; pass sizeof *stats. */
 int weft_stats_get(struct weft_stats *stats, size_t size);
+
+/* ---- Preemption -------------------------------------------------------
+ * SCHED_RR and SCHED_OTHER UTs are time-sliced (default 10 ms, WEFT_TIMESLICE);
+ * SCHED_FIFO UTs never are.  Slicing needs libweft.so as a shared object
+ * (the tick must tell Weft's code from the program's): with libweft.a it
+ * is off and weft_timeslice_set answers ENOTSUP. */
+
+/* Set the slice in ns (>= 10,000); 0 turns time slicing off. */
+int weft_timeslice_set(uint64_t ns);
+/* The slice in ns, 0 when slicing is off. */
+uint64_t weft_timeslice_get(void);
+
+/* Register a restartable atomic sequence (Bershad): if a tick interrupts a
+ * UT with its PC in (begin, end), the PC goes back to begin.  The sequence
+ * must end with its single committing store.  EINVAL for an empty range,
+ * EAGAIN when the table (32 entries) is full. */
+int weft_ras_register(const void *begin, const void *end);
 
 /* ---- Xinu/Xthreads primitives ----------------------------------------
  * What Xinu and Xthreads (Sang, Knop & Rego, 1993) give threads beyond

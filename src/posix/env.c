@@ -10,7 +10,9 @@
  *   WEFT_STACK_SIZE  default stack of a new UT: bytes, or with a K/M/G suffix
  *   WEFT_VPS         virtual processors; only 1 exists until M:N lands
  *   WEFT_SCHED       scheduling policy set; only "posix" exists so far
- *   WEFT_TIMESLICE   round-robin slice in ms; no effect until preemption
+ *   WEFT_TIMESLICE   time slice: 10 / 10ms / 100us; 0 turns slicing off
+ *   WEFT_PREEMPT_SIGNAL  the tick's signal (default SIGURG)
+ *   WEFT_NOPREEMPT   more libraries never interrupted (runtime/preempt.c)
  *
  * This runs inside __weft_init, possibly before main and before stdio is
  * safe to use from a constructor, so it uses getenv and write(2) only.
@@ -18,6 +20,7 @@
 #include "../runtime/rt.h"
 
 #include <limits.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,10 +30,12 @@
 #define VPS_MAX 1024
 #define TIMESLICE_DEFAULT_MS 10
 #define TIMESLICE_MAX_MS 10000
+#define TIMESLICE_MIN_NS 10000ull
 #define STACK_MIN_BYTES 16384                 /* PTHREAD_STACK_MIN */
 #define STACK_MAX_BYTES (1ull << 40)
 
-static unsigned timeslice_ms = TIMESLICE_DEFAULT_MS;
+static unsigned long long timeslice_ns = TIMESLICE_DEFAULT_MS * 1000000ull;
+static int preempt_signal = SIGURG;
 
 static void warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void warn(const char *fmt, ...)
@@ -139,18 +144,79 @@ static void read_sched(void)
 	warn("weft: WEFT_SCHED=%s is not a scheduling policy (posix); using the default posix", v);
 }
 
+/* "10" or "10ms" (milliseconds), "100us", "0" (no time slicing). */
+static bool parse_duration_ns(const char *s, unsigned long long *out)
+{
+	char digits[32];
+	size_t len = strlen(s);
+	unsigned long long unit = 1000000ull;        /* bare numbers are ms */
+	if (len == 0 || len >= sizeof digits)
+		return false;
+	memcpy(digits, s, len + 1);
+	if (len > 2 && strcmp(digits + len - 2, "ms") == 0) {
+		digits[len - 2] = 0;
+	} else if (len > 2 && strcmp(digits + len - 2, "us") == 0) {
+		digits[len - 2] = 0;
+		unit = 1000ull;
+	}
+	unsigned long long v;
+	if (!parse_uint(digits, &v) || v > TIMESLICE_MAX_MS * 1000000ull / unit)
+		return false;
+	*out = v * unit;
+	return true;
+}
+
 static void read_timeslice(void)
 {
 	const char *v = value_of("WEFT_TIMESLICE");
-	unsigned long long ms;
+	unsigned long long ns;
 	if (!v)
 		return;
-	if (!parse_uint(v, &ms) || ms < 1 || ms > TIMESLICE_MAX_MS) {
-		warn("weft: WEFT_TIMESLICE=%s is not a number of milliseconds from 1 to %d; using the default %d",
-		     v, TIMESLICE_MAX_MS, TIMESLICE_DEFAULT_MS);
+	if (!parse_duration_ns(v, &ns) || (ns != 0 && ns < TIMESLICE_MIN_NS)) {
+		warn("weft: WEFT_TIMESLICE=%s is not 0 or a slice from 10us to %ds (e.g. 10, 10ms, 100us); using the default %dms",
+		     v, TIMESLICE_MAX_MS / 1000, TIMESLICE_DEFAULT_MS);
 		return;
 	}
-	timeslice_ms = (unsigned)ms;
+	timeslice_ns = ns;
+}
+
+/* "SIGURG", "URG", "SIGRTMIN+2", or a number; never one the process needs
+ * for faults or that cannot be caught. */
+static int parse_signal(const char *v)
+{
+	static const struct { const char *name; int sig; } names[] = {
+		{ "URG", SIGURG }, { "PROF", SIGPROF }, { "VTALRM", SIGVTALRM }, { "ALRM", SIGALRM },
+		{ "USR1", SIGUSR1 }, { "USR2", SIGUSR2 }, { "WINCH", SIGWINCH }, { "IO", SIGIO },
+	};
+	unsigned long long n;
+	if (strncmp(v, "SIG", 3) == 0)
+		v += 3;
+	if (parse_uint(v, &n)) {
+		int sig = n <= (unsigned long long)SIGRTMAX ? (int)n : -1;
+		if (sig < 1 || sig == SIGKILL || sig == SIGSTOP || sig == SIGSEGV || sig == SIGBUS ||
+		    (sig >= __SIGRTMIN && sig < SIGRTMIN))
+			return -1;
+		return sig;
+	}
+	if (strncmp(v, "RTMIN+", 6) == 0 && parse_uint(v + 6, &n))
+		return n <= (unsigned long long)(SIGRTMAX - SIGRTMIN) ? SIGRTMIN + (int)n : -1;
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+		if (strcmp(v, names[i].name) == 0)
+			return names[i].sig;
+	return -1;
+}
+
+static void read_preempt_signal(void)
+{
+	const char *v = value_of("WEFT_PREEMPT_SIGNAL");
+	if (!v)
+		return;
+	int sig = parse_signal(v);
+	if (sig < 0) {
+		warn("weft: WEFT_PREEMPT_SIGNAL=%s is not a usable signal (e.g. SIGURG, SIGRTMIN+2, 23); using the default SIGURG", v);
+		return;
+	}
+	preempt_signal = sig;
 }
 
 void __weft_env_init(void)
@@ -159,6 +225,8 @@ void __weft_env_init(void)
 	read_vps();
 	read_sched();
 	read_timeslice();
+	read_preempt_signal();
 }
 
-unsigned __weft_env_timeslice_ms(void) { return timeslice_ms; }
+uint64_t __weft_env_timeslice_ns(void) { return timeslice_ns; }
+int __weft_env_preempt_signal(void) { return preempt_signal; }

@@ -105,6 +105,9 @@ struct ut {
 	uintptr_t mbox_msg;
 	void *robust_head;            /* robust mutexes held (sync layer) */
 	void *once_frames;            /* pthread_once routines running (sync/once.c) */
+	void *cleanup_bufs;           /* pthread_cleanup_push buffers, innermost first (posix/cleanup.c) */
+	void *cleanup_old;            /* _pthread_cleanup_push buffers, innermost first */
+	void *unwind_exc;             /* pthread_exit's unwind exception, while exiting */
 	char name[16];
 #if defined(__SANITIZE_ADDRESS__)
 	void *asan_fake;              /* ASan's fake-stack handle while switched out */
@@ -120,7 +123,11 @@ struct timer_heap {
 struct weft_counters {
 	uint64_t switches, created, exited, parks, unparks, timer_wakeups;
 	uint64_t idle_sleeps, stacks_mapped, stacks_reused;
+	uint64_t ticks, preemptions, deferrals, retries, ras_rollbacks;
 };
+
+/* The preemption timer's state (runtime/preempt.c). */
+enum tick_mode { TICK_OFF = 0, TICK_PERIODIC, TICK_ONESHOT };
 
 struct vp {
 	struct ut *cur;
@@ -131,6 +138,12 @@ struct vp {
 	uint32_t live;                    /* UTs not yet exited (incl. cur) */
 	struct ut *exiting;               /* exited UT whose stack awaits release */
 	struct timer_heap timers;
+	/* preemption (runtime/preempt.c) */
+	uint8_t tick_mode;                /* enum tick_mode */
+	volatile uint8_t dispatch_pending;/* a tick found Weft's or libc's code running */
+	bool preempt_on;                  /* time slicing enabled and possible */
+	uint64_t ticks;                   /* ticks so far */
+	uint64_t cur_since;               /* `ticks` when cur was switched in */
 	struct weft_counters stat;
 };
 
@@ -224,18 +237,53 @@ int __weft_timers_run(int64_t now) HIDDEN;
 static inline bool __weft_timers_pending(void) { return __weft_vp0.timers.n != 0; }
 static inline int64_t __weft_timers_next(void) { return __weft_vp0.timers.v[0]->deadline; }
 
+/* ---- preemption (preempt.c) ---- */
+void __weft_preempt_init(void) HIDDEN;
+/* A UT became ready while the tick was off: start slicing. */
+void __weft_preempt_arm_slow(void) HIDDEN;
+static inline void __weft_preempt_arm(void)
+{
+	if (unlikely(__weft_vp0.tick_mode != TICK_PERIODIC) && __weft_vp0.preempt_on)
+		__weft_preempt_arm_slow();
+}
+/* No UT can run: stop the tick before the VP sleeps in the kernel. */
+void __weft_preempt_idle(void) HIDDEN;
+/* Act on a tick that was deferred (called when leaving Weft, and by the
+ * trampoline of a fake call). */
+void __weft_preempted(void) HIDDEN;
+static inline void __weft_dispatch_point(void)
+{
+	if (unlikely(__weft_vp0.dispatch_pending))
+		__weft_preempted();
+}
+static inline int __weft_highest_ready(void)
+{
+	const struct vp *vp = &__weft_vp0;
+	if (vp->ready_bits[1])
+		return 127 - __builtin_clzll(vp->ready_bits[1]);
+	if (vp->ready_bits[0])
+		return 63 - __builtin_clzll(vp->ready_bits[0]);
+	return -1;
+}
+/* Rotate cur behind the other UTs of its priority (RR slice expiry). */
+void __weft_rotate(void) HIDDEN;
+
 /* ---- thread exit (posix/pthread_exit.c) and key destructors (sync/key.c) ---- */
 void __weft_tsd_run_destructors(struct ut *t) HIDDEN;
 void __weft_tsd_release(struct ut *t) HIDDEN;
 void __weft_once_abandon(struct ut *t) HIDDEN;
 void __weft_exit_current(void *retval) HIDDEN __attribute__((noreturn));
+/* pthread_exit: run cleanup handlers and C++ destructors by a forced
+ * unwind of the caller's stack, then __weft_exit_current (posix/cleanup.c). */
+void __weft_unwind_exit(void *retval) HIDDEN __attribute__((noreturn));
 
 /* ---- robust mutexes (sync layer): called at exit with the dead owner ---- */
 void __weft_robust_owner_died(struct ut *t) HIDDEN;
 
 /* ---- WEFT_* environment (posix/env.c): read once by __weft_init ---- */
 void __weft_env_init(void) HIDDEN;
-unsigned __weft_env_timeslice_ms(void) HIDDEN;   /* for preemption, later */
+uint64_t __weft_env_timeslice_ns(void) HIDDEN;   /* 0: no time slicing */
+int __weft_env_preempt_signal(void) HIDDEN;
 
 /* ---- fatal errors (fault.c) ---- */
 void __weft_fault_init(void) HIDDEN;

@@ -41,11 +41,8 @@ static inline void bit_clear(struct vp *vp, unsigned p) { vp->ready_bits[p >> 6]
 
 static inline int highest_ready(const struct vp *vp)
 {
-	if (vp->ready_bits[1])
-		return 127 - __builtin_clzll(vp->ready_bits[1]);
-	if (vp->ready_bits[0])
-		return 63 - __builtin_clzll(vp->ready_bits[0]);
-	return -1;
+	(void)vp;
+	return __weft_highest_ready();
 }
 
 static inline void rq_link(struct vp *vp, struct ut *t, bool at_head)
@@ -67,6 +64,7 @@ static inline void rq_link(struct vp *vp, struct ut *t, bool at_head)
 	}
 	t->state = UT_READY;
 	vp->nready++;
+	__weft_preempt_arm();
 }
 
 static inline void rq_unlink(struct vp *vp, struct ut *t)
@@ -133,6 +131,7 @@ static inline void switch_to(struct vp *vp, struct ut *next)
 		canary_dead(prev);
 	next->state = UT_RUNNING;
 	vp->cur = next;
+	vp->cur_since = vp->ticks;
 	vp->stat.switches++;
 	san_leave(prev, next);
 	__weft_switch(&prev->sp, next->sp);
@@ -157,12 +156,14 @@ static int idle(struct vp *vp)
 		if (p >= 0)
 			return p;
 		if (!__weft_timers_pending()) {
+			__weft_preempt_idle();
 			/* Every UT is blocked and nothing can wake any: a deadlock,
 			 * as it would be under kernel threads.  Sleep as NPTL does. */
 			pause();
 			continue;
 		}
 		vp->stat.idle_sleeps++;
+		__weft_preempt_idle();
 		kernel_sleep_until(__weft_timers_next());
 		__weft_timers_run(__weft_now());
 	}
@@ -198,6 +199,17 @@ void __weft_yield(void)
 	if (p < (int)cur->prio)
 		return;
 	struct ut *next = rq_pop(vp, p);
+	rq_link(vp, cur, false);
+	switch_to(vp, next);
+}
+
+void __weft_rotate(void)
+{
+	struct vp *vp = &__weft_vp0;
+	struct ut *cur = vp->cur;
+	if (highest_ready(vp) != (int)cur->prio)
+		return;
+	struct ut *next = rq_pop(vp, cur->prio);
 	rq_link(vp, cur, false);
 	switch_to(vp, next);
 }

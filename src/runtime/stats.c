@@ -33,6 +33,11 @@ EXPORT int weft_stats_get(struct weft_stats *out, size_t size)
 	s.stacks_reused = vp->stat.stacks_reused;
 	s.thread_slots = __weft_ut_slots();
 	s.vps = 1;
+	s.ticks = vp->stat.ticks;
+	s.preemptions = vp->stat.preemptions;
+	s.deferrals = vp->stat.deferrals;
+	s.retries = vp->stat.retries;
+	s.ras_rollbacks = vp->stat.ras_rollbacks;
 	memcpy(out, &s, size < sizeof s ? size : sizeof s);
 	return 0;
 }

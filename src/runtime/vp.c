@@ -85,6 +85,7 @@ void __weft_init(void)
 		__weft_die("cannot allocate the timer heap at start-up");
 	__weft_fault_init();
 	__weft_env_init();
+	__weft_preempt_init();
 	errno = saved;
 }
 

@@ -1,0 +1,127 @@
+/*
+ * x86-64 preemption trampoline: the target of a fake call (Mueller).
+ *
+ * The tick handler (runtime/preempt.c) interrupts a UT in its own code,
+ * stores the interrupted PC 136 bytes below the interrupted %rsp (past the
+ * 128-byte red zone a leaf function may be using), points %rsp at that word
+ * and the PC here, and returns from the signal.  This code then runs on the
+ * UT's own stack as if the interrupted instruction had called it, saves
+ * *everything* the interrupted code could have live (all general registers,
+ * flags, and the whole extended state by xsave: x87, SSE, AVX, AVX-512),
+ * lets the scheduler switch, and on resumption restores it all and returns
+ * to the interrupted instruction with %rsp exactly as it was.
+ *
+ * Frame (high to low): [interrupted rip] [rflags] [rax ... r15] <- %rbx
+ * then, 64-byte aligned below, the xsave area of __weft_xsave_size bytes.
+ * %rbx is callee-saved, so it still points at the frame after the call.
+ */
+	.text
+	.globl	__weft_preempt_trampoline
+	.hidden	__weft_preempt_trampoline
+	.type	__weft_preempt_trampoline, @function
+	.p2align 4
+__weft_preempt_trampoline:
+	.cfi_startproc
+	.cfi_signal_frame
+	/* CFA = address just above the return-address word */
+	.cfi_def_cfa %rsp, 8
+	pushfq
+	.cfi_adjust_cfa_offset 8
+	pushq	%rax
+	.cfi_adjust_cfa_offset 8
+	pushq	%rcx
+	.cfi_adjust_cfa_offset 8
+	pushq	%rdx
+	.cfi_adjust_cfa_offset 8
+	pushq	%rbx
+	.cfi_adjust_cfa_offset 8
+	.cfi_rel_offset %rbx, 0
+	pushq	%rbp
+	.cfi_adjust_cfa_offset 8
+	.cfi_rel_offset %rbp, 0
+	pushq	%rsi
+	.cfi_adjust_cfa_offset 8
+	pushq	%rdi
+	.cfi_adjust_cfa_offset 8
+	pushq	%r8
+	.cfi_adjust_cfa_offset 8
+	pushq	%r9
+	.cfi_adjust_cfa_offset 8
+	pushq	%r10
+	.cfi_adjust_cfa_offset 8
+	pushq	%r11
+	.cfi_adjust_cfa_offset 8
+	pushq	%r12
+	.cfi_adjust_cfa_offset 8
+	.cfi_rel_offset %r12, 0
+	pushq	%r13
+	.cfi_adjust_cfa_offset 8
+	.cfi_rel_offset %r13, 0
+	pushq	%r14
+	.cfi_adjust_cfa_offset 8
+	.cfi_rel_offset %r14, 0
+	pushq	%r15
+	.cfi_adjust_cfa_offset 8
+	.cfi_rel_offset %r15, 0
+	movq	%rsp, %rbx
+	.cfi_def_cfa_register %rbx
+	cld				/* the ABI wants DF clear at a call */
+	subq	__weft_xsave_size(%rip), %rsp
+	andq	$-64, %rsp
+	/* xrstor faults unless the header's reserved bytes are zero, and
+	 * xsave writes only XSTATE_BV: clear the 64-byte header first. */
+	xorl	%eax, %eax
+	movq	%rax, 512(%rsp)
+	movq	%rax, 520(%rsp)
+	movq	%rax, 528(%rsp)
+	movq	%rax, 536(%rsp)
+	movq	%rax, 544(%rsp)
+	movq	%rax, 552(%rsp)
+	movq	%rax, 560(%rsp)
+	movq	%rax, 568(%rsp)
+	movl	$-1, %eax
+	movl	$-1, %edx
+	xsave64	(%rsp)
+	call	__weft_preempted
+	movl	$-1, %eax
+	movl	$-1, %edx
+	xrstor64 (%rsp)
+	movq	%rbx, %rsp
+	.cfi_def_cfa_register %rsp
+	popq	%r15
+	.cfi_adjust_cfa_offset -8
+	popq	%r14
+	.cfi_adjust_cfa_offset -8
+	popq	%r13
+	.cfi_adjust_cfa_offset -8
+	popq	%r12
+	.cfi_adjust_cfa_offset -8
+	popq	%r11
+	.cfi_adjust_cfa_offset -8
+	popq	%r10
+	.cfi_adjust_cfa_offset -8
+	popq	%r9
+	.cfi_adjust_cfa_offset -8
+	popq	%r8
+	.cfi_adjust_cfa_offset -8
+	popq	%rdi
+	.cfi_adjust_cfa_offset -8
+	popq	%rsi
+	.cfi_adjust_cfa_offset -8
+	popq	%rbp
+	.cfi_adjust_cfa_offset -8
+	popq	%rbx
+	.cfi_adjust_cfa_offset -8
+	popq	%rdx
+	.cfi_adjust_cfa_offset -8
+	popq	%rcx
+	.cfi_adjust_cfa_offset -8
+	popq	%rax
+	.cfi_adjust_cfa_offset -8
+	popfq
+	.cfi_adjust_cfa_offset -8
+	ret	$128			/* back over the red zone we skipped */
+	.cfi_endproc
+	.size	__weft_preempt_trampoline, .-__weft_preempt_trampoline
+
+	.section .note.GNU-stack,"",@progbits

@@ -1,0 +1,57 @@
+/*
+ * x86-64 fake calls: what the tick handler needs to know about a signal's
+ * interrupted context.  Included only through src/arch/arch.h.
+ *
+ * Invariant kept by __weft_arch_fake_call: the 128-byte red zone below the
+ * interrupted %rsp is left untouched; the trampoline's "ret $128" puts %rsp
+ * back exactly where it was.
+ */
+#ifndef WEFT_ARCH_INCLUDED_FROM_ARCH_H
+#error "include src/arch/arch.h, not an ISA header"
+#endif
+#include <stdint.h>
+#include <ucontext.h>
+
+#define WEFT_ARCH_RED_ZONE 128
+
+void __weft_preempt_trampoline(void);
+extern uint64_t __weft_xsave_size;
+
+static inline uintptr_t __weft_arch_pc(const ucontext_t *uc)
+{
+	return (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
+}
+
+static inline uintptr_t __weft_arch_sp(const ucontext_t *uc)
+{
+	return (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
+}
+
+static inline void __weft_arch_set_pc(ucontext_t *uc, uintptr_t pc)
+{
+	uc->uc_mcontext.gregs[REG_RIP] = (greg_t)pc;
+}
+
+/* Make the interrupted code "call" the trampoline when the signal returns. */
+static inline void __weft_arch_fake_call(ucontext_t *uc)
+{
+	greg_t *g = uc->uc_mcontext.gregs;
+	uint64_t *slot = (uint64_t *)((uintptr_t)g[REG_RSP] - WEFT_ARCH_RED_ZONE - 8);
+	*slot = (uint64_t)g[REG_RIP];
+	g[REG_RSP] = (greg_t)(uintptr_t)slot;
+	g[REG_RIP] = (greg_t)(uintptr_t)__weft_preempt_trampoline;
+}
+
+/* Stack the trampoline needs below the interrupted %rsp, scheduler included. */
+static inline uint64_t __weft_arch_fake_call_depth(void)
+{
+	return WEFT_ARCH_RED_ZONE + 8 + 17 * 8 + __weft_xsave_size + 64 + 2048;
+}
+
+/* Bytes of xsave area for the features the OS enabled (CPUID 0xD.0 EBX). */
+static inline uint64_t __weft_arch_xsave_size(void)
+{
+	uint32_t a, b, c, d;
+	__asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(0xd), "c"(0));
+	return b;
+}
