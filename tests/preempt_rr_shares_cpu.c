@@ -2,6 +2,7 @@
  * each get 30-70% of 2 s; and a UT alone arms no tick. */
 #include "preempt_test.h"
 #include <errno.h>
+#include <sched.h>
 
 static volatile int stop;
 static volatile uint64_t work[2];
@@ -17,6 +18,10 @@ static void *spin(void *arg)
 int main(void)
 {
 	preempt_test_slice(10 * 1000 * 1000);
+	struct timespec rr;
+	CHECK_OK(sched_rr_get_interval(0, &rr));
+	CHECK_EQ(rr.tv_sec, 0);
+	CHECK_EQ(rr.tv_nsec, 10 * 1000 * 1000);
 
 	/* alone: nothing else can run, so no tick may arrive */
 	struct weft_stats a = preempt_test_stats();

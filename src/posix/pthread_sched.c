@@ -7,6 +7,11 @@
  * privilege, so SCHED_FIFO/RR never fail with EPERM here.
  */
 #include "attr.h"
+#include "../arch/arch.h"
+#include "weft.h"
+
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <string.h>
 
@@ -97,5 +102,32 @@ EXPORT int pthread_setschedprio(pthread_t th, int prio)
 		return 0;
 	/* POSIX: a thread whose priority is lowered this way heads its new list */
 	__weft_set_sched(t, t->policy, prio, true);
+	return 0;
+}
+
+/* The RR interval of this process's UTs is Weft's time slice (0 when time
+ * slicing is off); other processes are asked of the kernel. */
+EXPORT int sched_rr_get_interval(pid_t pid, struct timespec *tp)
+{
+	__weft_ensure();
+	if (pid < 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (pid != 0 && pid != getpid()) {
+		long r = __weft_raw_syscall6(SYS_sched_rr_get_interval, pid, (long)tp, 0, 0, 0, 0);
+		if (r < 0) {
+			errno = (int)-r;
+			return -1;
+		}
+		return 0;
+	}
+	if (!tp) {
+		errno = EFAULT;
+		return -1;
+	}
+	uint64_t ns = weft_timeslice_get();
+	tp->tv_sec = (time_t)(ns / 1000000000u);
+	tp->tv_nsec = (long)(ns % 1000000000u);
 	return 0;
 }

@@ -23,8 +23,10 @@
 __weft_preempt_trampoline:
 	.cfi_startproc
 	.cfi_signal_frame
-	/* CFA = address just above the return-address word */
-	.cfi_def_cfa %rsp, 8
+	/* CFA = the interrupted code's %rsp: 128 bytes of red zone above the
+	 * word holding its PC, which is where the unwinder finds "return". */
+	.cfi_def_cfa %rsp, 136
+	.cfi_offset %rip, -136
 	pushfq
 	.cfi_adjust_cfa_offset 8
 	pushq	%rax
