@@ -29,8 +29,10 @@ void __weft_exit_current(void *retval)
 	__weft_die("thread %llu ran after it exited", (unsigned long long)self->id);
 }
 
+/* Unwinds the caller's stack first, so cleanup handlers and C++
+ * destructors run (posix/cleanup.c), as with NPTL. */
 EXPORT void pthread_exit(void *retval)
 {
 	__weft_ensure();
-	__weft_exit_current(retval);
+	__weft_unwind_exit(retval);
 }
