@@ -87,12 +87,17 @@ function cell(k, b,   id, s) {
 	if (status[id] != "ok")
 		return "n/a [" footnote(note[id]) "]"
 	s = fmt(k, med[id])
+	if (is_bound(id))
+		s = "≥ " s
 	if (reps[id] > 1)
 		s = s " (" fmt(k, lo[id]) "–" fmt(k, hi[id]) ")"
 	else if (note[id] != "")
 		s = s " [" footnote(note[id]) "]"
 	return s
 }
+
+# A count the benchmark stopped short of the real limit on purpose.
+function is_bound(id) { return substr(note[id], 1, 11) == "lower bound" }
 
 function both_ok(k) {
 	return status[k SUBSEP "weft"] == "ok" && status[k SUBSEP "nptl"] == "ok"
@@ -110,7 +115,8 @@ function ratio_cell(k,   r) {
 	r = ratio_of(k)
 	if (r == "")
 		return "—"
-	return (r < 10 ? num(r, 1) : num(r, 0)) "×" (unit[k] == "count" ? " more" : "")
+	return (is_bound(k SUBSEP "nptl") ? "≤ " : "") (r < 10 ? num(r, 1) : num(r, 0)) "×" \
+		(unit[k] == "count" ? " more" : "")
 }
 
 # One target line: "met" or "missed" and the numbers behind it.

@@ -58,13 +58,15 @@ fi
 # run_one TAG BINARY KEY [pin...]: append the binary's line, or an n/a line.
 run_one() {
 	local tag=$1 bin=$2 key=$3; shift 3
-	local line rc=0
+	local line rc=0 t0=$SECONDS
 	line=$(QUICK=$quick timeout --kill-after=5 "$limit" "$@" "$bin" --tag "$tag" "$key" 2>"$out/stderr.txt") || rc=$?
 	line=$(printf '%s\n' "$line" | grep "^$key,$tag," | tail -n 1 || true)
 	if [ -z "$line" ]; then
 		local why
-		if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
+		if [ $rc -eq 124 ] || { [ $rc -eq 137 ] && [ $((SECONDS - t0)) -ge "$limit" ]; }; then
 			why="did not finish in ${limit} s (a deadlock?)"
+		elif [ $rc -eq 137 ]; then
+			why="killed (SIGKILL) from outside after $((SECONDS - t0)) s: the OOM killer or a watchdog?"
 		elif [ $rc -gt 128 ]; then
 			why="crashed with signal $((rc - 128))"
 		else
@@ -77,6 +79,7 @@ run_one() {
 }
 
 start=$(date +%s)
+load=$(cut -d' ' -f1-3 /proc/loadavg)
 echo "bench: $(wc -l <"$meta") metrics, Weft and NPTL${quick:+ (QUICK)}; $pin_note" >&2
 while IFS='|' read -r key group unit flags label history; do
 	echo "  $key" >&2
@@ -97,7 +100,7 @@ glibc=$(getconf GNU_LIBC_VERSION 2>/dev/null || echo "glibc ?")
 ccv=$( (cc --version 2>/dev/null || echo "cc ?") | head -n 1)
 rev=$(git -C "$root" describe --always --dirty 2>/dev/null || echo unknown)
 when=$(date -u '+%Y-%m-%d %H:%M UTC')
-machine="$cpu, $(nproc) CPUs, ${memg} GiB${virt}; $(uname -sr); $glibc; $ccv"
+machine="$cpu, $(nproc) CPUs, ${memg} GiB${virt}; $(uname -sr); $glibc; $ccv; load average $load at the start"
 method="warm-up, then $([ -n "$quick" ] && echo "3 repetitions of ≥ 10 ms (QUICK)" || echo "5 repetitions of ≥ 0.2 s"); median (min–max) per operation; $pin_note"
 
 chartdat=$out/chart.dat

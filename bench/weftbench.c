@@ -62,7 +62,7 @@ struct result {
 	int reps;
 	uint64_t iters;            /* operations per repetition */
 	double sw_per_op;          /* context switches per op (-1: unknown) */
-	char note[400];            /* reason when !ok; remark otherwise */
+	char note[800];            /* reason when !ok; remark otherwise */
 };
 
 static const char *backend_tag = BACKEND;
@@ -743,6 +743,52 @@ static int64_t m_arch_switch(uint64_t n)
 }
 #endif
 
+#if defined(__x86_64__)
+/*
+ * The least a switch can do on x86-64: push the six callee-saved
+ * registers, swap stack pointers, pop, return.  Unlike switch.S it keeps
+ * no MXCSR or x87 control word, so the difference between the two floor
+ * rows is what carrying the floating-point control state costs.
+ */
+void bench_reg_switch(void **save_sp, void *load_sp);
+__asm__(".text\n"
+	".p2align 4\n"
+	"bench_reg_switch:\n"
+	"\tpushq %rbp\n\tpushq %rbx\n\tpushq %r12\n\tpushq %r13\n\tpushq %r14\n\tpushq %r15\n"
+	"\tmovq %rsp, (%rdi)\n"
+	"\tmovq %rsi, %rsp\n"
+	"\tpopq %r15\n\tpopq %r14\n\tpopq %r13\n\tpopq %r12\n\tpopq %rbx\n\tpopq %rbp\n"
+	"\tret\n");
+
+static void *reg_a_sp, *reg_b_sp;
+
+static void reg_partner(void)
+{
+	for (;;)
+		bench_reg_switch(&reg_b_sp, reg_a_sp);
+}
+
+static int64_t m_reg_switch(uint64_t n)
+{
+	static char *stack;
+	if (!stack) {
+		stack = aligned_alloc(64, 64 * 1024);
+		/* six registers, the return address into reg_partner, and the
+		 * slot a call would have left, so that rsp % 16 == 8 there */
+		uint64_t *f = (uint64_t *)(stack + 64 * 1024) - 8;
+		memset(f, 0, 8 * sizeof *f);
+		f[6] = (uint64_t)(uintptr_t)reg_partner;
+		reg_b_sp = f;
+	}
+	uint64_t rounds = n / 2 + 1;
+	int64_t t0 = now_ns();
+	for (uint64_t i = 0; i < rounds; i++)
+		bench_reg_switch(&reg_a_sp, reg_b_sp);
+	int64_t dt = now_ns() - t0;
+	return dt * (int64_t)n / (int64_t)(2 * rounds);
+}
+#endif
+
 __attribute__((noinline, noipa)) static int nullfunc(int x)
 {
 	__asm__ volatile("");
@@ -880,11 +926,58 @@ static void explain_failure(char *out, size_t len, int e, long created)
 
 /*
  * Kernel threads draw on machine-wide pids: running kernel.pid_max (or
- * threads-max) out would make every other process on the machine fail to
- * fork.  Stop PID_RESERVE short of it and say so; under Weft, threads cost
- * no pid and this never triggers.
+ * threads-max) out makes every other process on the machine fail to fork,
+ * and on a shared machine a watchdog may kill the process that did it (it
+ * happened while this was written).  So NPTL's "most threads" run stops once
+ * BENCH_PID_SHARE percent (default 60) of the limit is in use machine-wide
+ * and reports a lower bound and the limit it would reach; BENCH_PID_SHARE=100
+ * goes on to the failure.  Under Weft threads cost no pid: never triggers.
  */
-#define PID_RESERVE 512
+struct kernel_limits {
+	long pid_max, threads_max, in_use, max_maps;
+};
+
+static struct kernel_limits kernel_limits(void)
+{
+	struct kernel_limits k = { -1, -1, -1, -1 };
+	long running;
+	FILE *f = fopen("/proc/loadavg", "re");
+	if (f) {
+		if (fscanf(f, "%*s %*s %*s %ld/%ld", &running, &k.in_use) != 2)
+			k.in_use = -1;
+		fclose(f);
+	}
+	k.pid_max = read_long_file("/proc/sys/kernel/pid_max");
+	k.threads_max = read_long_file("/proc/sys/kernel/threads-max");
+	k.max_maps = read_long_file("/proc/sys/vm/max_map_count");
+	return k;
+}
+
+/* The kernel limit on threads per machine, and its name. */
+static long thread_limit(const struct kernel_limits *k, const char **name)
+{
+	long limit = k->pid_max;
+	*name = "kernel.pid_max";
+	if (k->threads_max > 0 && (limit < 0 || k->threads_max < limit)) {
+		limit = k->threads_max;
+		*name = "kernel.threads-max";
+	}
+	return limit;
+}
+
+/* What NPTL reaches first here, in words. */
+static void nptl_limits(char *out, size_t len)
+{
+	struct kernel_limits k = kernel_limits();
+	const char *name;
+	long limit = thread_limit(&k, &name);
+	snprintf(out, len,
+		 "every kernel thread takes one of %s %ld pids machine-wide (%ld in use) and "
+		 "each NPTL stack two of vm.max_map_count %ld mappings (about %ld stacks)",
+		 name, limit, k.in_use, k.max_maps, k.max_maps / 2);
+}
+
+static bool stopped_for_pids;
 
 static bool pid_headroom(char *why, size_t len, long made)
 {
@@ -894,29 +987,16 @@ static bool pid_headroom(char *why, size_t len, long made)
 	(void)made;
 	return true;
 #else
-	long running, total = -1;
-	FILE *f = fopen("/proc/loadavg", "re");
-	if (f) {
-		if (fscanf(f, "%*s %*s %*s %ld/%ld", &running, &total) != 2)
-			total = -1;
-		fclose(f);
-	}
-	long pid_max = read_long_file("/proc/sys/kernel/pid_max");
-	long threads_max = read_long_file("/proc/sys/kernel/threads-max");
-	long limit = pid_max;
-	const char *name = "kernel.pid_max";
-	if (threads_max > 0 && (limit < 0 || threads_max < limit)) {
-		limit = threads_max;
-		name = "kernel.threads-max";
-	}
-	if (total < 0 || limit < 0 || total + PID_RESERVE < limit)
+	const char *env = getenv("BENCH_PID_SHARE");
+	long share = env && *env ? strtol(env, NULL, 10) : 60;
+	struct kernel_limits k = kernel_limits();
+	const char *name;
+	long limit = thread_limit(&k, &name);
+	if (share >= 100 || k.in_use < 0 || limit < 0 || k.in_use * 100 < limit * share)
 		return true;
-	long maps = read_long_file("/proc/sys/vm/max_map_count");
-	snprintf(why, len,
-		 "stopped at %ld threads, %d pids short of %s %ld (%ld in use machine-wide): "
-		 "more would fail with EAGAIN and starve every other process of pids; "
-		 "vm.max_map_count %ld (two maps per stack) ends near %ld too",
-		 made, PID_RESERVE, name, limit, total, maps, maps / 2);
+	stopped_for_pids = true;
+	snprintf(why, len, "stopped by the benchmark at %ld%% of %s in use machine-wide (%ld of %ld)",
+		 share, name, k.in_use, limit);
 	return false;
 #endif
 }
@@ -966,6 +1046,18 @@ static long make_idle_threads(long want, double rss0, char *why, size_t len)
 static void mem_per_thread(struct result *r, long want)
 {
 	char why[300];
+#ifndef BENCH_WEFT
+	struct kernel_limits k = kernel_limits();
+	const char *name;
+	long limit = thread_limit(&k, &name);
+	if (k.max_maps > 0 && k.max_maps / 2 < limit)
+		limit = k.max_maps / 2;
+	if (limit > 0 && k.in_use >= 0 && want > limit - k.in_use) {
+		nptl_limits(why, sizeof why);
+		na(r, "NPTL cannot keep %ld threads here: %s", want, why);
+		return;
+	}
+#endif
 	double rss0 = rss_bytes(), ks0 = meminfo_bytes("KernelStack");
 	long made = make_idle_threads(want, rss0, why, sizeof why);
 	double rss1 = rss_bytes(), ks1 = meminfo_bytes("KernelStack");
@@ -1000,10 +1092,18 @@ static void mem_most(struct result *r, long cap)
 	r->reps = 1;
 	r->iters = (uint64_t)made;
 	r->sw_per_op = -1;
-	if (made >= cap)
+	if (made >= cap) {
 		snprintf(r->note, sizeof r->note, "the cap; %.2f GiB resident", (rss1 - rss0) / GIB);
-	else
+	} else if (stopped_for_pids) {
+		char lim[200];
+		nptl_limits(lim, sizeof lim);
+		snprintf(r->note, sizeof r->note,
+			 "lower bound: %s so that the machine keeps pids for others; "
+			 "past it pthread_create fails with EAGAIN: %s; %.2f GiB resident",
+			 why, lim, (rss1 - rss0) / GIB);
+	} else {
 		snprintf(r->note, sizeof r->note, "%s; %.2f GiB resident", why, (rss1 - rss0) / GIB);
+	}
 }
 
 static bool quick;
@@ -1132,6 +1232,13 @@ static const struct metric metrics[] = {
 	  NULL,
 #endif
 	  NULL, NULL, "Weft's own switch: measured in the Weft binary" },
+	{ "reg_switch", "Floor", U_NS, 0, "register-only switch (6 callee-saved registers; no MXCSR/x87 CW)",
+	  "-", NULL,
+#if defined(__x86_64__)
+	  m_reg_switch, NULL, NULL, NULL },
+#else
+	  NULL, NULL, "x86-64 only", "x86-64 only" },
+#endif
 	{ "call", "Floor", U_NS, 0, "function call", "0.3 µs nullfunc(arg) (Small & Seltzer; 486)", NULL, m_call },
 	{ "cmpxchg", "Floor", U_NS, 0, "lock cmpxchg + store pair",
 	  "0.7 µs interlocked test-and-set (Bershad; i486)", NULL, m_cmpxchg },
