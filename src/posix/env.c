@@ -127,21 +127,14 @@ static void read_vps(void)
 		warn("weft: WEFT_VPS=%s: only one virtual processor exists so far (M:1); using the default 1", v);
 }
 
-/* The policy sets of DESIGN.md "Scheduling"; only the POSIX one exists. */
+/* The policy sets of DESIGN.md "Scheduling" (runtime/debug_sched.c). */
 static void read_sched(void)
 {
-	static const char *const later[] = { "random", "roundrobin", "mutexswitch" };
 	const char *v = value_of("WEFT_SCHED");
 	if (!v || strcmp(v, "posix") == 0)
 		return;
-	for (size_t i = 0; i < sizeof later / sizeof later[0]; i++) {
-		size_t n = strlen(later[i]);
-		if (strncmp(v, later[i], n) == 0 && (v[n] == 0 || v[n] == ':')) {
-			warn("weft: WEFT_SCHED=%s is not available yet; using the default posix", v);
-			return;
-		}
-	}
-	warn("weft: WEFT_SCHED=%s is not a scheduling policy (posix); using the default posix", v);
+	if (!__weft_sched_debug_parse(v))
+		warn("weft: WEFT_SCHED=%s is not a policy (posix, mutexswitch, rrswitch, random:SEED, pct:SEED:DEPTH); using the default posix", v);
 }
 
 /* "10" or "10ms" (milliseconds), "100us", "0" (no time slicing). */

@@ -71,8 +71,11 @@ EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr,
 	*th = __weft_handle(t);
 	vp->live++;
 	vp->stat.created++;
+	if (unlikely(vp->sched_debug || vp->trace))
+		__weft_debug_created(self, t);
 	__weft_ready(t);
 	if (t->prio > self->prio)
 		__weft_preempt_check();
+	__weft_exit_point(EXIT_OTHER);
 	return 0;
 }

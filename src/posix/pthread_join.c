@@ -41,33 +41,33 @@ static int join(pthread_t th, void **ret, int64_t deadline, bool try_only)
 
 EXPORT int pthread_join(pthread_t th, void **ret)
 {
-	return join(th, ret, -1, false);
+	return __weft_exit_with(join(th, ret, -1, false));
 }
 
 EXPORT int pthread_tryjoin_np(pthread_t th, void **ret)
 {
-	return join(th, ret, -1, true);
+	return __weft_exit_with(join(th, ret, -1, true));
 }
 
 EXPORT int pthread_clockjoin_np(pthread_t th, void **ret, clockid_t clk, const struct timespec *abs)
 {
 	int64_t deadline;
 	if (clk != CLOCK_REALTIME && clk != CLOCK_MONOTONIC)
-		return EINVAL;
+		return __weft_exit_with(EINVAL);
 	/* glibc checks the handle before the time: a dead thread is ESRCH */
 	if (!__weft_ut_lookup(th))
-		return ESRCH;
+		return __weft_exit_with(ESRCH);
 	int e = __weft_abs_deadline(clk, abs, &deadline);
 	if (e)
-		return e;
-	return join(th, ret, deadline, false);
+		return __weft_exit_with(e);
+	return __weft_exit_with(join(th, ret, deadline, false));
 }
 
 EXPORT int pthread_timedjoin_np(pthread_t th, void **ret, const struct timespec *abs)
 {
 	if (!abs)
-		return join(th, ret, -1, false);   /* glibc: NULL means no timeout */
-	return pthread_clockjoin_np(th, ret, CLOCK_REALTIME, abs);
+		return __weft_exit_with(join(th, ret, -1, false));   /* glibc: NULL means no timeout */
+	return __weft_exit_with(pthread_clockjoin_np(th, ret, CLOCK_REALTIME, abs));
 }
 
 EXPORT int pthread_detach(pthread_t th)

@@ -51,7 +51,7 @@ EXPORT int sched_yield(void)
 {
 	__weft_ensure();
 	__weft_yield();
-	return 0;
+	return __weft_exit_with(0);
 }
 
 /* glibc's header redirects pthread_yield to sched_yield, but old binaries

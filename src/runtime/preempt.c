@@ -15,7 +15,7 @@
  *     sequence's start (Bershad's rollback), whatever happens next;
  *   - inside Weft's own text, libc, the dynamic loader, the vDSO, libgcc or a
  *     library named in WEFT_NOPREEMPT: nothing is touched; "dispatch pending"
- *     is set, acted on when control leaves Weft (__weft_dispatch_point) or at
+ *     is set, acted on when control leaves Weft (__weft_exit_point) or at
  *     a short retry tick.  Never switching inside libc is what lets UTs share
  *     one kernel thread's stdio and malloc locks;
  *   - anywhere else: a fake call (Mueller) into the arch trampoline, which

@@ -108,6 +108,7 @@ struct ut {
 	void *cleanup_bufs;           /* pthread_cleanup_push buffers, innermost first (posix/cleanup.c) */
 	void *cleanup_old;            /* _pthread_cleanup_push buffers, innermost first */
 	void *unwind_exc;             /* pthread_exit's unwind exception, while exiting */
+	uint32_t pct_prio;            /* PCT debug scheduler's priority */
 	char name[16];
 #if defined(__SANITIZE_ADDRESS__)
 	void *asan_fake;              /* ASan's fake-stack handle while switched out */
@@ -124,7 +125,15 @@ struct weft_counters {
 	uint64_t switches, created, exited, parks, unparks, timer_wakeups;
 	uint64_t idle_sleeps, stacks_mapped, stacks_reused;
 	uint64_t ticks, preemptions, deferrals, retries, ras_rollbacks;
+	uint64_t dispatches;           /* deferred ticks acted on when leaving Weft */
+	uint64_t seeded_switches;      /* switches chosen by a debug scheduler */
 };
+
+/* Debug schedulers (Mueller's "perverted scheduling"), WEFT_SCHED. */
+enum sched_debug { SD_NONE = 0, SD_MUTEXSWITCH, SD_RRSWITCH, SD_RANDOM, SD_PCT };
+
+/* Where a Weft call returns to its caller (for the debug schedulers). */
+enum exit_point { EXIT_MUTEX_LOCK, EXIT_OTHER };
 
 /* The preemption timer's state (runtime/preempt.c). */
 enum tick_mode { TICK_OFF = 0, TICK_PERIODIC, TICK_ONESHOT };
@@ -140,7 +149,15 @@ struct vp {
 	struct timer_heap timers;
 	/* preemption (runtime/preempt.c) */
 	uint8_t tick_mode;                /* enum tick_mode */
-	volatile uint8_t dispatch_pending;/* a tick found Weft's or libc's code running */
+	/* Work for __weft_exit_point, tested with one load of exit_hook. */
+	union {
+		struct {
+			volatile uint8_t dispatch_pending; /* a tick found Weft's or libc's code running */
+			uint8_t sched_debug;               /* enum sched_debug (debug_sched.c) */
+		};
+		volatile uint16_t exit_hook;
+	};
+	struct trace_buf *trace;          /* WEFT_TRACE: schedule events (debug_sched.c) */
 	bool preempt_on;                  /* time slicing enabled and possible */
 	uint64_t ticks;                   /* ticks so far */
 	uint64_t cur_since;               /* `ticks` when cur was switched in */
@@ -251,10 +268,28 @@ void __weft_preempt_idle(void) HIDDEN;
 /* Act on a tick that was deferred (called when leaving Weft, and by the
  * trampoline of a fake call). */
 void __weft_preempted(void) HIDDEN;
-static inline void __weft_dispatch_point(void)
+/*
+ * Called where a Weft call returns to its caller: acts on a deferred tick
+ * (DESIGN.md: "every return from Weft to its caller checks that mark") and
+ * gives the debug schedulers their switch points.  One load and a branch.
+ */
+void __weft_exit_point_slow(enum exit_point p) HIDDEN;
+static inline void __weft_exit_point(enum exit_point p)
 {
-	if (unlikely(__weft_vp0.dispatch_pending))
-		__weft_preempted();
+	if (unlikely(__weft_vp0.exit_hook))
+		__weft_exit_point_slow(p);
+}
+/* `return __weft_exit_with(r);` at the end of an entry point. */
+static inline int __weft_exit_with(int r)
+{
+	__weft_exit_point(EXIT_OTHER);
+	return r;
+}
+/* The same for a mutex lock: a successful one is mutexswitch's cue. */
+static inline int __weft_exit_lock(int r)
+{
+	__weft_exit_point(r == 0 ? EXIT_MUTEX_LOCK : EXIT_OTHER);
+	return r;
 }
 static inline int __weft_highest_ready(void)
 {
@@ -267,6 +302,20 @@ static inline int __weft_highest_ready(void)
 }
 /* Rotate cur behind the other UTs of its priority (RR slice expiry). */
 void __weft_rotate(void) HIDDEN;
+
+/* ---- debug schedulers, traces, deadlock reports (debug_sched.c) ---- */
+/* Parse a WEFT_SCHED value: true if it names a policy (then in force). */
+bool __weft_sched_debug_parse(const char *v) HIDDEN;
+void __weft_sched_debug_init(void) HIDDEN;
+/* schedule() under SD_RANDOM / SD_PCT: choose among the UTs ready at p. */
+struct ut *__weft_debug_pick(int p) HIDDEN;
+void __weft_debug_created(struct ut *parent, struct ut *child) HIDDEN;
+void __weft_trace_switch(struct ut *from, struct ut *to) HIDDEN;
+/* Every UT is blocked and nothing can wake one: report (if asked) and
+ * abort; returns when no report is wanted. */
+void __weft_deadlock(void) HIDDEN;
+/* sync/describe.c: who holds what t waits on (mutex owner, rwlock writer). */
+struct ut *__weft_wait_holder(const struct ut *t) HIDDEN;
 
 /* ---- thread exit (posix/pthread_exit.c) and key destructors (sync/key.c) ---- */
 void __weft_tsd_run_destructors(struct ut *t) HIDDEN;

@@ -133,6 +133,8 @@ static inline void switch_to(struct vp *vp, struct ut *next)
 	vp->cur = next;
 	vp->cur_since = vp->ticks;
 	vp->stat.switches++;
+	if (unlikely(vp->trace != NULL))
+		__weft_trace_switch(prev, next);
 	san_leave(prev, next);
 	__weft_switch(&prev->sp, next->sp);
 	switched_in(vp);
@@ -158,7 +160,10 @@ static int idle(struct vp *vp)
 		if (!__weft_timers_pending()) {
 			__weft_preempt_idle();
 			/* Every UT is blocked and nothing can wake any: a deadlock,
-			 * as it would be under kernel threads.  Sleep as NPTL does. */
+			 * as it would be under kernel threads.  Report it if asked
+			 * (WEFT_DEADLOCK=report, debug schedulers); otherwise sleep,
+			 * as NPTL would, until a signal handler changes something. */
+			__weft_deadlock();
 			pause();
 			continue;
 		}
@@ -182,7 +187,13 @@ void __weft_schedule(void)
 	int p = highest_ready(vp);
 	if (p < 0)
 		p = idle(vp);
-	struct ut *next = rq_pop(vp, p);
+	struct ut *next;
+	if (unlikely(vp->sched_debug >= SD_RANDOM)) {
+		next = __weft_debug_pick(p);
+		rq_unlink(vp, next);
+	} else {
+		next = rq_pop(vp, p);
+	}
 	if (next == vp->cur) {          /* woke itself while idling */
 		next->state = UT_RUNNING;
 		return;

@@ -86,6 +86,7 @@ void __weft_init(void)
 	__weft_fault_init();
 	__weft_env_init();
 	__weft_preempt_init();
+	__weft_sched_debug_init();
 	errno = saved;
 }
 

@@ -70,29 +70,29 @@ static int cond_wait(struct wcond *c, struct wmutex *w, int64_t deadline)
 EXPORT int pthread_cond_wait(pthread_cond_t *cv, pthread_mutex_t *m)
 {
 	if (!cv || !m)
-		return EINVAL;
+		return __weft_exit_with(EINVAL);
 	__weft_ensure();
-	return cond_wait(wcond_of(cv), wmutex_of(m), -1);
+	return __weft_exit_with(cond_wait(wcond_of(cv), wmutex_of(m), -1));
 }
 
 EXPORT int pthread_cond_clockwait(pthread_cond_t *cv, pthread_mutex_t *m, clockid_t clk,
 				  const struct timespec *abs)
 {
 	if (!cv || !m)
-		return EINVAL;
+		return __weft_exit_with(EINVAL);
 	int64_t deadline;
 	int r = __weft_sync_deadline(clk, abs, &deadline);
 	if (r)
-		return r;
+		return __weft_exit_with(r);
 	__weft_ensure();
-	return cond_wait(wcond_of(cv), wmutex_of(m), deadline);
+	return __weft_exit_with(cond_wait(wcond_of(cv), wmutex_of(m), deadline));
 }
 
 EXPORT int pthread_cond_timedwait(pthread_cond_t *cv, pthread_mutex_t *m, const struct timespec *abs)
 {
 	if (!cv)
-		return EINVAL;
-	return pthread_cond_clockwait(cv, m, wcond_of(cv)->clock, abs);
+		return __weft_exit_with(EINVAL);
+	return __weft_exit_with(pthread_cond_clockwait(cv, m, wcond_of(cv)->clock, abs));
 }
 
 /* Wake the first waiter: onto the mutex if it is locked, else ready. */
@@ -112,27 +112,27 @@ EXPORT int pthread_cond_signal(pthread_cond_t *cv)
 {
 	struct wcond *c = wcond_of(cv);
 	if (!c)
-		return EINVAL;
+		return __weft_exit_with(EINVAL);
 	if (likely(!c->waiters.head))
-		return 0;
+		return __weft_exit_with(0);
 	wake_first(c, true);
 	forget_mutex_if_idle(c);
-	return 0;
+	return __weft_exit_with(0);
 }
 
 EXPORT int pthread_cond_broadcast(pthread_cond_t *cv)
 {
 	struct wcond *c = wcond_of(cv);
 	if (!c)
-		return EINVAL;
+		return __weft_exit_with(EINVAL);
 	if (likely(!c->waiters.head))
-		return 0;
+		return __weft_exit_with(0);
 	struct wmutex *w = c->mutex;
 	if (w->kind & MK_NOTRECOVERABLE) {
 		/* Nobody will ever unlock it: everyone must see the error. */
 		__weft_wake_all(&c->waiters, 0);
 		c->mutex = NULL;
-		return 0;
+		return __weft_exit_with(0);
 	}
 	wake_first(c, false);
 	struct ut *t;
@@ -140,7 +140,7 @@ EXPORT int pthread_cond_broadcast(pthread_cond_t *cv)
 		morph(c, w, t);
 	c->mutex = NULL;
 	__weft_preempt_check();
-	return 0;
+	return __weft_exit_with(0);
 }
 
 EXPORT int pthread_cond_init(pthread_cond_t *cv, const pthread_condattr_t *a)

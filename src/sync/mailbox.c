@@ -18,14 +18,14 @@ EXPORT int weft_send(pthread_t thread, uintptr_t msg)
 	__weft_ensure();
 	struct ut *t = __weft_live_ut(thread);
 	if (!t)
-		return ESRCH;
+		return __weft_exit_with(ESRCH);
 	if (t->mbox_full)
-		return EAGAIN;
+		return __weft_exit_with(EAGAIN);
 	t->mbox_msg = msg;
 	t->mbox_full = 1;
 	if (t->state == UT_BLOCKED && t->wait_kind == WAIT_MAILBOX)
 		__weft_unpark(t, 0);
-	return 0;
+	return __weft_exit_with(0);
 }
 
 static uintptr_t take(struct ut *self)
@@ -48,21 +48,21 @@ static int receive(uintptr_t *msg, int64_t deadline)
 EXPORT int weft_receive(uintptr_t *msg)
 {
 	if (!msg)
-		return EINVAL;
+		return __weft_exit_with(EINVAL);
 	__weft_ensure();
-	return receive(msg, -1);
+	return __weft_exit_with(receive(msg, -1));
 }
 
 EXPORT int weft_recvtime(uintptr_t *msg, const struct timespec *reltime)
 {
 	if (!msg)
-		return EINVAL;
+		return __weft_exit_with(EINVAL);
 	int64_t deadline;
 	int r = __weft_rel_deadline(reltime, &deadline);
 	if (r)
-		return r;
+		return __weft_exit_with(r);
 	__weft_ensure();
-	return receive(msg, deadline);
+	return __weft_exit_with(receive(msg, deadline));
 }
 
 EXPORT int weft_recvclr(uintptr_t *msg)

@@ -135,28 +135,28 @@ EXPORT int pthread_mutex_lock(pthread_mutex_t *m)
 	struct ut *self = __weft_self();
 	if (likely(w && w->kind == 0 && !w->owner && self)) {
 		w->owner = self;
-		return 0;
+		return __weft_exit_lock(0);
 	}
-	return lock_slow(w, CLOCK_REALTIME, NULL, false);
+	return __weft_exit_lock(lock_slow(w, CLOCK_REALTIME, NULL, false));
 }
 
 EXPORT int pthread_mutex_trylock(pthread_mutex_t *m)
 {
 	struct wmutex *w = wmutex_of(m);
 	if (!w)
-		return EINVAL;
+		return __weft_exit_lock(EINVAL);
 	int r = try_acquire(w, __weft_self_ensure());
-	return r == EDEADLK ? EBUSY : r;
+	return __weft_exit_lock(r == EDEADLK ? EBUSY : r);
 }
 
 EXPORT int pthread_mutex_clocklock(pthread_mutex_t *m, clockid_t clk, const struct timespec *abs)
 {
-	return lock_slow(wmutex_of(m), clk, abs, true);
+	return __weft_exit_lock(lock_slow(wmutex_of(m), clk, abs, true));
 }
 
 EXPORT int pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec *abs)
 {
-	return lock_slow(wmutex_of(m), CLOCK_REALTIME, abs, true);
+	return __weft_exit_lock(lock_slow(wmutex_of(m), CLOCK_REALTIME, abs, true));
 }
 
 static int unlock_slow(struct wmutex *w)
@@ -188,9 +188,9 @@ EXPORT int pthread_mutex_unlock(pthread_mutex_t *m)
 	struct wmutex *w = wmutex_of(m);
 	if (likely(w && w->kind == 0 && !w->waiters.head)) {
 		w->owner = NULL;
-		return 0;
+		return __weft_exit_with(0);
 	}
-	return unlock_slow(w);
+	return __weft_exit_with(unlock_slow(w));
 }
 
 EXPORT int pthread_mutex_consistent(pthread_mutex_t *m)

@@ -66,34 +66,34 @@ static int sem_take(struct wsem *w, clockid_t clk, const struct timespec *abs, b
 
 static const struct timespec bad_time = { 0, -1 };
 
-EXPORT int sem_wait(sem_t *s) { return sem_take(wsem_of(s), 0, NULL, false); }
-EXPORT int sem_trywait(sem_t *s) { return sem_take(wsem_of(s), 0, NULL, true); }
+EXPORT int sem_wait(sem_t *s) { return __weft_exit_with(sem_take(wsem_of(s), 0, NULL, false)); }
+EXPORT int sem_trywait(sem_t *s) { return __weft_exit_with(sem_take(wsem_of(s), 0, NULL, true)); }
 
 EXPORT int sem_timedwait(sem_t *s, const struct timespec *abs)
 {
-	return sem_take(wsem_of(s), CLOCK_REALTIME, abs ? abs : &bad_time, false);
+	return __weft_exit_with(sem_take(wsem_of(s), CLOCK_REALTIME, abs ? abs : &bad_time, false));
 }
 
 EXPORT int sem_clockwait(sem_t *s, clockid_t clk, const struct timespec *abs)
 {
 	if (clk != CLOCK_REALTIME && clk != CLOCK_MONOTONIC)
-		return fail(EINVAL);
-	return sem_take(wsem_of(s), clk, abs ? abs : &bad_time, false);
+		return __weft_exit_with(fail(EINVAL));
+	return __weft_exit_with(sem_take(wsem_of(s), clk, abs ? abs : &bad_time, false));
 }
 
 EXPORT int sem_post(sem_t *s)
 {
 	struct wsem *w = wsem_of(s);
 	if (!w)
-		return fail(EINVAL);
+		return __weft_exit_with(fail(EINVAL));
 	if (unlikely(w->waiters.head)) {
 		__weft_unpark(w->waiters.head, 0);
-		return 0;
+		return __weft_exit_with(0);
 	}
 	if (w->value >= SEM_VALUE_MAX)
-		return fail(EOVERFLOW);
+		return __weft_exit_with(fail(EOVERFLOW));
 	w->value++;
-	return 0;
+	return __weft_exit_with(0);
 }
 
 EXPORT int sem_getvalue(sem_t *s, int *value)

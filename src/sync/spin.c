@@ -58,20 +58,20 @@ EXPORT int pthread_spin_lock(pthread_spinlock_t *s)
 	struct ut *self = __weft_self();
 	if (likely(s && *s == 0 && self)) {
 		*s = (int)(self->slot + 1);
-		return 0;
+		return __weft_exit_with(0);
 	}
-	return lock_slow(s);
+	return __weft_exit_with(lock_slow(s));
 }
 
 EXPORT int pthread_spin_trylock(pthread_spinlock_t *s)
 {
 	if (!s)
-		return EINVAL;
+		return __weft_exit_with(EINVAL);
 	struct ut *self = __weft_self_ensure();
 	if (*s)
-		return EBUSY;
+		return __weft_exit_with(EBUSY);
 	*s = (int)(self->slot + 1);
-	return 0;
+	return __weft_exit_with(0);
 }
 
 /* The first UT parked for lock s, or NULL. */
@@ -91,20 +91,20 @@ static struct ut *first_waiter(pthread_spinlock_t *s)
 EXPORT int pthread_spin_unlock(pthread_spinlock_t *s)
 {
 	if (!s)
-		return EINVAL;
+		return __weft_exit_with(EINVAL);
 	struct ut *self = __weft_self();
 	if (!self || *s != (int)(self->slot + 1))
-		return EPERM;
+		return __weft_exit_with(EPERM);
 	if (likely(!spin_waiters.head)) {
 		*s = 0;
-		return 0;
+		return __weft_exit_with(0);
 	}
 	struct ut *next = first_waiter(s);
 	if (!next) {
 		*s = 0;
-		return 0;
+		return __weft_exit_with(0);
 	}
 	*s = (int)(next->slot + 1);
 	__weft_unpark(next, 0);
-	return 0;
+	return __weft_exit_with(0);
 }
