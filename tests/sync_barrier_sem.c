@@ -19,19 +19,19 @@ static void *volatile opaque_null;
 #define NT 16
 static pthread_barrier_t bar;
 static int rounds;
-static volatile int arrived[1000], serials[1000];
+static int arrived[1000], serials[1000];   /* atomic updates: slices may end anywhere */
 
 static void *barrier_worker(void *arg)
 {
 	for (int r = 0; r < rounds; r++) {
-		arrived[r]++;
+		__atomic_fetch_add(&arrived[r], 1, __ATOMIC_SEQ_CST);
 		if ((intptr_t)arg & 1)
 			sched_yield();
 		int e = pthread_barrier_wait(&bar);
 		CHECK(e == 0 || e == PTHREAD_BARRIER_SERIAL_THREAD);
-		CHECK_EQ(arrived[r], NT);           /* everyone got here first */
+		CHECK_EQ(__atomic_load_n(&arrived[r], __ATOMIC_SEQ_CST), NT);           /* everyone got here first */
 		if (e == PTHREAD_BARRIER_SERIAL_THREAD)
-			serials[r]++;
+			__atomic_fetch_add(&serials[r], 1, __ATOMIC_SEQ_CST);
 	}
 	return NULL;
 }

@@ -14,9 +14,12 @@ static void *volatile opaque_null;
 #define PASSES_NULL __attribute__((no_sanitize("nonnull-attribute")))
 
 static pthread_rwlock_t rw = PTHREAD_RWLOCK_INITIALIZER;
-/* volatile: glibc declares sched_yield "leaf", so GCC may keep these in
- * registers across a yield that runs another UT. */
-static volatile int readers_in, writers_in;
+/* Updated with atomic read-modify-writes: readers update readers_in side by
+ * side, and a time slice may end between a plain load and store. */
+static int readers_in, writers_in;
+#define INC(x) __atomic_fetch_add(&(x), 1, __ATOMIC_SEQ_CST)
+#define DEC(x) __atomic_fetch_sub(&(x), 1, __ATOMIC_SEQ_CST)
+#define GET(x) __atomic_load_n(&(x), __ATOMIC_SEQ_CST)
 static unsigned seed = 12345;
 
 static unsigned rnd(void)
@@ -37,24 +40,24 @@ static void *mixed_worker(void *arg)
 	for (long i = 0; i < iters; i++) {
 		if (rnd() % 4 == 0) {
 			CHECK_OK(pthread_rwlock_wrlock(&rw));
-			CHECK_EQ(writers_in, 0);
-			CHECK_EQ(readers_in, 0);
-			writers_in++;
+			CHECK_EQ(GET(writers_in), 0);
+			CHECK_EQ(GET(readers_in), 0);
+			INC(writers_in);
 			maybe_yield();
-			CHECK_EQ(readers_in, 0);
-			writers_in--;
+			CHECK_EQ(GET(readers_in), 0);
+			DEC(writers_in);
 		} else {
 			CHECK_OK(pthread_rwlock_rdlock(&rw));
-			CHECK_EQ(writers_in, 0);
-			readers_in++;
+			CHECK_EQ(GET(writers_in), 0);
+			INC(readers_in);
 			maybe_yield();
 			if (rnd() & 1) {          /* recursive read lock */
 				CHECK_OK(pthread_rwlock_rdlock(&rw));
 				maybe_yield();
 				CHECK_OK(pthread_rwlock_unlock(&rw));
 			}
-			CHECK_EQ(writers_in, 0);
-			readers_in--;
+			CHECK_EQ(GET(writers_in), 0);
+			DEC(readers_in);
 		}
 		CHECK_OK(pthread_rwlock_unlock(&rw));
 		maybe_yield();
