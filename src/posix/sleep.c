@@ -36,6 +36,8 @@ EXPORT int clock_nanosleep(clockid_t clk, int flags, const struct timespec *req,
 		return clk == CLOCK_PROCESS_CPUTIME_ID ? ENOTSUP : EINVAL;
 	}
 	int64_t deadline;
+	if (req && req->tv_sec < 0)
+		return EINVAL;                  /* as the kernel's */
 	int e = (flags & TIMER_ABSTIME) ? __weft_abs_deadline(clk, req, &deadline)
 					: __weft_rel_deadline(req, &deadline);
 	if (e)

@@ -59,6 +59,9 @@ static void on_fault(int sig, siginfo_t *si, void *uc)
 			write_all(buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
 	}
 	sigaction(sig, sig == SIGSEGV ? &prev_segv : &prev_bus, NULL);
+	/* A fault repeats when we return; a signal someone sent does not. */
+	if (si->si_code <= 0)
+		raise(sig);
 }
 
 void __weft_fault_init(void)

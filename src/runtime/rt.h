@@ -212,8 +212,9 @@ int __weft_yield_to(struct ut *t) HIDDEN;
 /* Give up the processor: cur must already be off the ready queues
  * (BLOCKED or EXITING).  Returns when cur runs again. */
 void __weft_schedule(void) HIDDEN;
-/* Change policy/priority of any live UT, moving it within its queue. */
-void __weft_set_sched(struct ut *t, int policy, int prio, bool lowered_to_head) HIDDEN;
+/* Change policy/priority of any live UT, moving it within its queue as
+ * pthread_setschedparam (setprio false) or pthread_setschedprio does. */
+void __weft_set_sched(struct ut *t, int policy, int prio, bool setprio) HIDDEN;
 /* Switch-in bookkeeping a new UT runs before its start routine. */
 void __weft_switched_in(void) HIDDEN;
 

@@ -256,20 +256,29 @@ int __weft_yield_to(struct ut *t)
 	return 0;
 }
 
-void __weft_set_sched(struct ut *t, int policy, int prio, bool lowered_to_head)
+/*
+ * POSIX (XSH 2.8.4): pthread_setschedparam puts a running or ready thread at
+ * the tail of its (new) priority's list, even when the priority does not
+ * change; pthread_setschedprio puts it at the tail when raised, at the head
+ * when lowered, and leaves it where it is when unchanged.  `setprio` says
+ * which of the two calls this is.
+ */
+void __weft_set_sched(struct ut *t, int policy, int prio, bool setprio)
 {
 	struct vp *vp = &__weft_vp0;
 	int old = t->prio;
 	t->policy = (uint8_t)policy;
 	t->base_prio = (uint8_t)prio;
-	if (prio == old)
+	if (setprio && prio == old)
 		return;
+	bool to_head = setprio && prio < old;
 	switch (t->state) {
 	case UT_READY:
 		rq_unlink(vp, t);
 		t->prio = (uint8_t)prio;
-		rq_link(vp, t, lowered_to_head && prio < old);
-		break;
+		rq_link(vp, t, to_head);
+		__weft_preempt_check();
+		return;
 	case UT_BLOCKED:
 		t->prio = (uint8_t)prio;
 		if (t->wq) {
@@ -278,14 +287,17 @@ void __weft_set_sched(struct ut *t, int policy, int prio, bool lowered_to_head)
 			__weft_waitq_insert(q, t);
 		}
 		return;
-	case UT_RUNNING:
+	case UT_RUNNING: {
 		t->prio = (uint8_t)prio;
-		if (highest_ready(vp) > prio)
-			preempt_current(vp, lowered_to_head);
+		int hp = highest_ready(vp);
+		/* at the tail of its list, it runs on only if nothing else is
+		 * ready at its priority; at the head, only a better UT wins */
+		if (hp > prio || (hp == prio && !to_head))
+			preempt_current(vp, to_head);
 		return;
+	}
 	default:
 		t->prio = (uint8_t)prio;
 		return;
 	}
-	__weft_preempt_check();
 }
