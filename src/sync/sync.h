@@ -9,8 +9,9 @@
  *   - the kind fields the initialisers set stay where glibc puts them
  *     (mutex __kind at offset 16, rwlock __flags at offset 48);
  *   - a wait queue is one pointer, so each object holds its own waiters.
- * There is no preemption in M:1, so nothing here needs a lock or an atomic
- * instruction: each sequence between runtime calls runs to completion.
+ * The preemption tick never interrupts Weft's own text (runtime/preempt.c),
+ * so nothing here needs a lock or an atomic instruction in M:1: each
+ * sequence between runtime calls runs to completion.
  */
 #ifndef WEFT_SYNC_H
 #define WEFT_SYNC_H
