@@ -30,6 +30,7 @@
 #include <sched.h>
 #include <semaphore.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -66,6 +67,8 @@ struct result {
 };
 
 static const char *backend_tag = BACKEND;
+static double target_ns = 0.2e9;   /* one repetition lasts at least this */
+static int reps = 5;
 
 static void clean_note(char *s)
 {
@@ -1126,6 +1129,188 @@ static void m_mem_most(struct result *r)
 }
 
 /* ------------------------------------------------------------------ */
+/* The preemption tick (Weft): what time slicing costs two busy threads */
+
+static int cmp_double(const void *a, const void *b);
+
+struct busy_work {
+	uint64_t n, sink;
+};
+
+/* Work in the program's own text, where a tick may preempt at once. */
+static void *busy(void *p)
+{
+	struct busy_work *w = p;
+	uint64_t x = 1;
+	for (uint64_t i = 0; i < w->n; i++) {
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+		KEEP(x);
+	}
+	w->sink = x;
+	return NULL;
+}
+
+static void set_median(struct result *r, double *v)
+{
+	qsort(v, (size_t)reps, sizeof v[0], cmp_double);
+	r->ok = true;
+	r->reps = reps;
+	r->median = reps % 2 ? v[reps / 2] : (v[reps / 2 - 1] + v[reps / 2]) / 2;
+	r->min = v[0];
+	r->max = v[reps - 1];
+}
+
+/*
+ * The kernel's share of a tick: a busy loop on the main thread, once alone
+ * and once under a 100 us periodic POSIX timer whose signal goes to an empty
+ * handler; the extra time per signal.  The same in both binaries (Weft's own
+ * tick is off while a single UT exists), and what Weft's tick builds on.
+ */
+#define SIGNAL_PERIOD_NS 100000
+static volatile uint64_t signals_seen;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	signals_seen++;
+}
+
+static int64_t busy_main(uint64_t n)
+{
+	struct busy_work w = { .n = n };
+	int64_t t0 = now_ns();
+	busy(&w);
+	return now_ns() - t0;
+}
+
+static void periodic(timer_t tm, long ns)
+{
+	struct itimerspec its = { { 0, ns }, { 0, ns } };
+	timer_settime(tm, 0, &its, NULL);
+}
+
+static void m_signal_tick(struct result *r)
+{
+	int sig = SIGRTMIN + 3;
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_signal;
+	sa.sa_flags = SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	struct sigevent sev;
+	memset(&sev, 0, sizeof sev);
+	sev.sigev_notify = SIGEV_THREAD_ID;
+	sev.sigev_signo = sig;
+	sev._sigev_un._tid = (pid_t)syscall(SYS_gettid);
+	timer_t tm;
+	if (sigaction(sig, &sa, NULL) || timer_create(CLOCK_MONOTONIC, &sev, &tm)) {
+		na(r, "no POSIX timer: %s", strerror(errno));
+		return;
+	}
+	uint64_t n = 1000;
+	int64_t t = busy_main(n);
+	while (t < (int64_t)(target_ns / 10)) {
+		n *= 4;
+		t = busy_main(n);
+	}
+	n = (uint64_t)((double)n * target_ns / (double)t) + 1;
+	double v[32];
+	uint64_t total = 0;
+	for (int i = 0; i < reps; i++) {
+		int64_t off = busy_main(n);
+		uint64_t c0 = signals_seen;
+		periodic(tm, SIGNAL_PERIOD_NS);
+		int64_t on = busy_main(n);
+		periodic(tm, 0);
+		uint64_t c = signals_seen - c0;
+		if (c == 0) {
+			na(r, "no signal arrived");
+			return;
+		}
+		total += c;
+		v[i] = (double)(on - off) / (double)c;
+	}
+	timer_delete(tm);
+	set_median(r, v);
+	r->iters = total / (uint64_t)reps;
+	r->sw_per_op = -1;
+	snprintf(r->note, sizeof r->note, "100 us period; %" PRIu64 " signals per repetition", r->iters);
+}
+
+#ifdef BENCH_WEFT
+#define TICK_SLICE_NS tick_slice_ns()
+
+/* 100 us unless BENCH_SLICE_US says otherwise (for looking closer). */
+static unsigned tick_slice_ns(void)
+{
+	const char *e = getenv("BENCH_SLICE_US");
+	long us = e && *e ? strtol(e, NULL, 10) : 100;
+	return (unsigned)(us < 10 ? 10 : us) * 1000u;
+}
+
+static int64_t two_busy(uint64_t n)
+{
+	struct busy_work a = { .n = n }, b = { .n = n };
+	int64_t t0 = now_ns();
+	pthread_t ta = spawn(busy, &a), tb = spawn(busy, &b);
+	join(ta);
+	join(tb);
+	return now_ns() - t0;
+}
+
+/*
+ * Two busy UTs share the processor, once with time slicing off and once
+ * with a TICK_SLICE_NS slice; the extra time divided by the ticks taken is
+ * the cost of one tick: the timer signal, the handler's PC test, the fake
+ * call, the full register and xsave save, the switch, and the way back.
+ */
+static void m_preempt_tick(struct result *r)
+{
+	uint64_t old = weft_timeslice_get();
+	int e = weft_timeslice_set(TICK_SLICE_NS);
+	if (e) {
+		na(r, "time slicing unavailable (weft_timeslice_set: %s)", strerror(e));
+		return;
+	}
+	weft_timeslice_set(0);
+	uint64_t n = 1000;
+	int64_t t = two_busy(n);
+	while (t < (int64_t)(target_ns / 10)) {
+		n *= 4;
+		t = two_busy(n);
+	}
+	n = (uint64_t)((double)n * target_ns / (double)t) + 1;
+	double v[32];
+	uint64_t ticks = 0, preempted = 0;
+	for (int i = 0; i < reps; i++) {
+		struct weft_stats s0, s1;
+		weft_timeslice_set(0);
+		int64_t off = two_busy(n);
+		weft_timeslice_set(TICK_SLICE_NS);
+		weft_stats_get(&s0, sizeof s0);
+		int64_t on = two_busy(n);
+		weft_stats_get(&s1, sizeof s1);
+		uint64_t dt = s1.ticks - s0.ticks;
+		if (dt == 0) {
+			weft_timeslice_set(old);
+			na(r, "no tick arrived in %.0f ms with a %u us slice", (double)on / 1e6,
+			   TICK_SLICE_NS / 1000);
+			return;
+		}
+		ticks += dt;
+		preempted += s1.preemptions - s0.preemptions;
+		v[i] = (double)(on - off) / (double)dt;
+	}
+	weft_timeslice_set(old);
+	set_median(r, v);
+	r->iters = ticks / (uint64_t)reps;
+	r->sw_per_op = (double)preempted / (double)ticks;
+	snprintf(r->note, sizeof r->note, "%u us slice; %" PRIu64 " ticks per repetition; %.0f%% preempted",
+		 TICK_SLICE_NS / 1000, ticks / (uint64_t)reps, 100.0 * (double)preempted / (double)ticks);
+}
+#endif
+
+/* ------------------------------------------------------------------ */
 /* The metric table                                                    */
 
 enum { F_UNPINNED = 1, F_WEFT_ONLY = 2 };
@@ -1201,7 +1386,8 @@ static const struct metric metrics[] = {
 
 	{ "rt_critical", "Kernel and processes", U_NS, 0, "enter+exit the thread runtime's critical section",
 	  "0.4 µs (Mueller; SPARC IPX); LynxOS 7.5 µs", NULL, NULL, NULL,
-	  "no preemption yet; so no critical-section flag to set",
+	  "nothing to enter: Weft's text is the critical section (the tick tests the PC); "
+	  "leaving is one load and a branch inside every Weft call (see pthread_self)",
 	  "no user-level runtime: the kernel is the runtime (see getpid)" },
 	{ "getpid", "Kernel and processes", U_NS, 0, "enter+exit the kernel (getpid system call)",
 	  "18 µs (Mueller; SPARC IPX); 4.8 µs (Marovich; HP 835); 6.9 µs null syscall (Small & Seltzer; 486)",
@@ -1212,10 +1398,19 @@ static const struct metric metrics[] = {
 	  "135.7 µs (Marovich; HP 835); 123 µs (Mueller; SPARC IPX); 105.7 µs (Small & Seltzer; 486); "
 	  "37 µs (Xthreads; RS6000)",
 	  NULL, m_process_switch },
-	{ "preempt_tick", "Kernel and processes", U_NS, 0, "preemption tick (time-slice handler)",
-	  "2.85 µs scheduler overhead (Marovich; HP 835)", NULL, NULL, NULL,
-	  "no preemption yet",
-	  "the kernel's tick: not visible from user space" },
+	{ "signal_tick", "Kernel and processes", U_NS, 0,
+	  "timer signal to an empty handler (the kernel's share of a tick)",
+	  "154 µs UNIX signal handler (Mueller; SPARC IPX); 126.7 µs (Small & Seltzer; 486)", NULL, NULL,
+	  m_signal_tick },
+	{ "preempt_tick", "Kernel and processes", U_NS, 0,
+	  "preemption tick: timer signal, handler, preemptive switch (two busy threads)",
+	  "2.85 µs scheduler overhead, handler only (Marovich; HP 835)", NULL, NULL,
+#ifdef BENCH_WEFT
+	  m_preempt_tick,
+#else
+	  NULL,
+#endif
+	  NULL, "the kernel's tick: not visible from user space" },
 
 	{ "mem_10k", "Memory", U_BYTES, 0, "resident bytes per idle thread, 10,000 alive", "-", NULL,
 	  NULL, m_mem10k },
@@ -1250,8 +1445,6 @@ static const struct metric metrics[] = {
 /* ------------------------------------------------------------------ */
 /* Harness                                                             */
 
-static double target_ns = 0.2e9;
-static int reps = 5;
 
 static int cmp_double(const void *a, const void *b)
 {
