@@ -13,14 +13,16 @@
  * each timed metric is a function that performs n operations and returns the
  * nanoseconds its timed part took, so set-up (creating the partner thread,
  * joining it) is never counted.  n is calibrated until one repetition lasts
- * at least BENCH_TARGET (0.2 s; 10 ms with QUICK=1), one warm-up repetition
- * runs, then BENCH_REPS (5; 3 quick) repetitions give median, min and max
- * per operation.
+ * at least target_ns (0.2 s; 10 ms with QUICK=1), one warm-up repetition
+ * runs, then `reps` (5; 3 quick) repetitions give median, min and max per
+ * operation.  The tick rows and the memory rows measure differently and say
+ * how where they are defined.
  *
  * Invariant: a metric that cannot run on this backend prints status "na"
  * and the reason, never a number.  Every wait between threads is either a
  * blocking pthread call or a sched_yield loop: under Weft's M:1 runtime a
- * UT loses the processor only inside Weft, so a plain spin would never end.
+ * UT loses the processor only inside Weft or at a time-slice tick, so a
+ * plain spin would burn whole slices (or, with slicing off, never end).
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
