@@ -188,7 +188,6 @@ PASSES_NULL static void test_try_and_timed(void)
 	CHECK_EQ(pthread_timedjoin_np(t, &r, &bad), EINVAL);
 	CHECK_EQ(pthread_clockjoin_np(t, &r, CLOCK_MONOTONIC, &neg), EINVAL);
 	CHECK_EQ(pthread_clockjoin_np(t, &r, CLOCK_PROCESS_CPUTIME_ID, &past), EINVAL);
-	CHECK_EQ(pthread_clockjoin_np(t, &r, CLOCK_MONOTONIC, NUL(const struct timespec *)), EINVAL);
 
 	/* a deadline 2 ms away expires, and no earlier */
 	struct timespec dl;
@@ -217,6 +216,10 @@ PASSES_NULL static void test_try_and_timed(void)
 	CHECK_OK(pthread_create(&t, NULL, sleep_then_ret, (void *)0x44));
 	CHECK_OK(pthread_timedjoin_np(t, &r, NUL(const struct timespec *)));
 	CHECK(r == (void *)0x44);
+	/* as glibc (tst-join14): clockjoin with a NULL time waits forever too */
+	CHECK_OK(pthread_create(&t, NULL, sleep_then_ret, (void *)0x45));
+	CHECK_OK(pthread_clockjoin_np(t, &r, CLOCK_MONOTONIC, NUL(const struct timespec *)));
+	CHECK(r == (void *)0x45);
 }
 
 int main(void)

@@ -102,16 +102,30 @@ EXPORT void _pthread_cleanup_pop(struct _pthread_cleanup_buffer *b, int execute)
 		b->__routine(b->__arg);
 }
 
-/* The _defer forms also switch the cancel type to deferred and back; with
- * no asynchronous cancellation yet, the type is always deferred. */
+/* The _defer forms also switch the cancel type to deferred and back; a
+ * request pending when asynchronous comes back is acted on at once (as
+ * glibc), before the handler the pop would run. */
 EXPORT void _pthread_cleanup_push_defer(struct _pthread_cleanup_buffer *b, void (*routine)(void *), void *arg)
 {
+	int old = PTHREAD_CANCEL_DEFERRED;
+	pthread_setcanceltype(PTHREAD_CANCEL_DEFERRED, &old);
 	_pthread_cleanup_push(b, routine, arg);
+	if (b)
+		b->__canceltype = old;
 }
 
 EXPORT void _pthread_cleanup_pop_restore(struct _pthread_cleanup_buffer *b, int execute)
 {
-	_pthread_cleanup_pop(b, execute);
+	__weft_ensure();
+	if (!b)
+		return;
+	struct ut *self = __weft_self();
+	if (self->cleanup_old == b)
+		self->cleanup_old = b->__prev;
+	if (b->__canceltype == PTHREAD_CANCEL_ASYNCHRONOUS)
+		pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, NULL);
+	if (execute && b->__routine)
+		b->__routine(b->__arg);
 }
 
 /* Run old-ABI handlers innermost first down to (not including) `stop`, or
@@ -222,6 +236,7 @@ static void unwind_from_here(struct ut *self)
 void __weft_unwind_exit(void *retval)
 {
 	struct ut *self = __weft_self();
+	__weft_cancel_exiting(self);
 	self->retval = retval;
 	unwind_from_here(self);
 }

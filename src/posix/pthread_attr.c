@@ -425,9 +425,17 @@ EXPORT int pthread_getattr_np(pthread_t th, pthread_attr_t *a)
 		return e;
 	struct weft_attr *w = attr_of(a);
 	w->detach = t->detached ? PTHREAD_CREATE_DETACHED : PTHREAD_CREATE_JOINABLE;
-	w->inherit = PTHREAD_EXPLICIT_SCHED;
+	w->inherit = t->explicit_sched ? PTHREAD_EXPLICIT_SCHED : PTHREAD_INHERIT_SCHED;
 	w->policy = t->policy;
 	w->prio = t->base_prio;
+	cpu_set_t cpus;
+	if (pthread_getaffinity_np(th, sizeof cpus, &cpus) == 0) {
+		e = pthread_attr_setaffinity_np(a, sizeof cpus, &cpus);
+		if (e) {
+			pthread_attr_destroy(a);
+			return e;
+		}
+	}
 	if (t->stack.lo) {
 		w->stackaddr = t->stack.lo;
 		w->stacksize = (size_t)(t->stack.hi - t->stack.lo);

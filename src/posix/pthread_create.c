@@ -64,6 +64,7 @@ EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr,
 	t->arg = arg;
 	t->id = __weft_next_id++;
 	t->detached = a->detach == PTHREAD_CREATE_DETACHED;
+	t->explicit_sched = a->inherit == PTHREAD_EXPLICIT_SCHED;
 	t->policy = (uint8_t)policy;
 	t->prio = t->base_prio = (uint8_t)prio;
 	memcpy(t->name, self->name, sizeof t->name);  /* as clone() copies comm */

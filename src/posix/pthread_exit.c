@@ -14,6 +14,7 @@ void __weft_exit_current(void *retval)
 {
 	struct vp *vp = __weft_vp();
 	struct ut *self = vp->cur;
+	__weft_cancel_exiting(self);      /* destructors are no cancellation points */
 	if (self->once_frames)
 		__weft_once_abandon(self);
 	__weft_tsd_run_destructors(self);

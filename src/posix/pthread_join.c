@@ -22,13 +22,17 @@ static int join(pthread_t th, void **ret, int64_t deadline, bool try_only)
 		return EINVAL;
 	if (t->joiner && t->joiner != self)
 		return EINVAL;
+	if (!try_only)
+		__weft_testcancel();             /* a cancellation point */
 	while (t->state != UT_ZOMBIE) {
 		if (try_only)
 			return EBUSY;
 		t->joiner = self;
-		int r = __weft_park(&t->joinq, deadline, WAIT_JOIN, t);
-		if (r == ETIMEDOUT) {
-			t->joiner = NULL;
+		int r = __weft_park_cancellable(&t->joinq, deadline, WAIT_JOIN, t);
+		if (r == ETIMEDOUT || r == ECANCELED) {
+			t->joiner = NULL;            /* POSIX: still joinable */
+			if (r == ECANCELED)
+				__weft_cancel_act();
 			return ETIMEDOUT;
 		}
 	}
@@ -57,6 +61,8 @@ EXPORT int pthread_clockjoin_np(pthread_t th, void **ret, clockid_t clk, const s
 	/* glibc checks the handle before the time: a dead thread is ESRCH */
 	if (!__weft_ut_lookup(th))
 		return __weft_exit_with(ESRCH);
+	if (!abs)
+		return __weft_exit_with(join(th, ret, -1, false));  /* glibc: no timeout */
 	int e = __weft_abs_deadline(clk, abs, &deadline);
 	if (e)
 		return __weft_exit_with(e);

@@ -11,12 +11,14 @@
 
 #include <unistd.h>
 
+/* A cancellation point: pthread_cancel ends the sleep early. */
 static int sleep_until(int64_t deadline)
 {
+	__weft_testcancel();
 	if (deadline <= __weft_now())
 		__weft_yield();
-	else
-		__weft_park(NULL, deadline, WAIT_SLEEP, NULL);
+	else if (__weft_park_cancellable(NULL, deadline, WAIT_SLEEP, NULL) == ECANCELED)
+		__weft_cancel_act();
 	return 0;
 }
 

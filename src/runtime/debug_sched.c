@@ -243,6 +243,9 @@ void __weft_exit_point_slow(enum exit_point p)
 	default:
 		break;
 	}
+	/* Asynchronously cancelled while switched out: act on return. */
+	if (vp->async_cancel)
+		__weft_cancel_async_point();
 }
 
 /* ---- reports ------------------------------------------------------------ */
@@ -296,7 +299,7 @@ static const char *wait_name(int k)
 		[WAIT_MUTEX] = "mutex", [WAIT_COND] = "condition", [WAIT_RWLOCK] = "rwlock",
 		[WAIT_BARRIER] = "barrier", [WAIT_SEM] = "semaphore", [WAIT_ONCE] = "pthread_once",
 		[WAIT_EVENT] = "event", [WAIT_MAILBOX] = "its mailbox", [WAIT_SPIN] = "spinlock",
-		[WAIT_FUTEX] = "futex", [WAIT_OTHER] = "something",
+		[WAIT_FUTEX] = "futex", [WAIT_PAUSE] = "a signal in pause()", [WAIT_OTHER] = "something",
 	};
 	return k >= 0 && k <= WAIT_OTHER && names[k] ? names[k] : "something";
 }

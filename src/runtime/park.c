@@ -6,7 +6,8 @@
  * unparks it.  Invariant: a parked UT is BLOCKED, is on at most one wait
  * queue (t->wq says which), and is in the timer heap iff it has a deadline;
  * unpark undoes all three before the UT becomes READY, so a wake-up and a
- * timeout can never both happen.
+ * timeout can never both happen.  pthread_cancel wakes a UT parked at a
+ * cancellation point (or anywhere, if asynchronous) with ECANCELED.
  */
 #include "rt.h"
 
@@ -74,7 +75,22 @@ int __weft_park(struct waitq *q, int64_t deadline, enum wait_kind kind, void *ob
 	__weft_schedule();
 	self->wait_kind = WAIT_NONE;
 	self->wait_obj = NULL;
+	/* Woken by an asynchronous cancel away from a cancellation point:
+	 * act here (at one, the caller tidies up and acts itself). */
+	if (unlikely(self->wake == ECANCELED) && self->cancel_point == CP_NONE)
+		__weft_cancel_act();
 	return self->wake;
+}
+
+int __weft_park_cancellable(struct waitq *q, int64_t deadline, enum wait_kind kind, void *obj)
+{
+	struct ut *self = __weft_self();
+	if (__weft_cancel_due(self))
+		return ECANCELED;
+	self->cancel_point = CP_WAITING;
+	int r = __weft_park(q, deadline, kind, obj);
+	self->cancel_point = CP_NONE;
+	return r;
 }
 
 void __weft_unpark_nopreempt(struct ut *t, int result)

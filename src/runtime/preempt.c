@@ -327,6 +327,9 @@ void __weft_preempted(void)
 		__weft_preempt_check();
 	else if (hp == (int)cur->prio && cur->policy != SCHED_FIFO)
 		__weft_rotate();
+	/* Asynchronously cancelled while switched out: act on return. */
+	if (unlikely(vp->async_cancel))
+		__weft_cancel_async_point();
 }
 
 /* ---- set-up -------------------------------------------------------------- */

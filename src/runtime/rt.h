@@ -26,6 +26,7 @@
 #include <stdint.h>
 #include <time.h>
 #include <pthread.h>
+#include <sys/types.h>
 
 #define HIDDEN __attribute__((visibility("hidden")))
 #define EXPORT __attribute__((visibility("default")))
@@ -49,7 +50,7 @@ enum ut_state {
 enum wait_kind {
 	WAIT_NONE = 0, WAIT_SLEEP, WAIT_JOIN, WAIT_MUTEX, WAIT_COND, WAIT_RWLOCK,
 	WAIT_BARRIER, WAIT_SEM, WAIT_ONCE, WAIT_EVENT, WAIT_MAILBOX, WAIT_SPIN,
-	WAIT_FUTEX, WAIT_OTHER,
+	WAIT_FUTEX, WAIT_PAUSE, WAIT_OTHER,
 };
 
 struct ut;
@@ -86,8 +87,10 @@ struct ut {
 	uint8_t base_prio;            /* priority before any boost */
 	uint8_t detached;
 	uint8_t wait_kind;            /* enum wait_kind, while BLOCKED */
-	uint8_t inheritsched_unused;
+	uint8_t explicit_sched;       /* created with PTHREAD_EXPLICIT_SCHED */
 	uint8_t mbox_full;            /* mailbox (sync/mailbox.c) holds a word */
+	uint8_t cancel;               /* CANCEL_* bits (posix/cancel.c) */
+	uint8_t cancel_point;         /* enum cancel_point, while parked */
 	int wake;                     /* result handed over by unpark */
 	int saved_errno;              /* errno while not running */
 	uint32_t slot, gen;           /* handle = gen << 32 | slot */
@@ -140,6 +143,7 @@ enum tick_mode { TICK_OFF = 0, TICK_PERIODIC, TICK_ONESHOT };
 
 struct vp {
 	struct ut *cur;
+	pid_t tid;                        /* the kernel thread running this VP */
 	int *errnop;                      /* this kernel thread's errno */
 	uint64_t ready_bits[2];           /* bit p set iff rq[p] non-empty */
 	struct ut *rq[WEFT_NPRIO];        /* circular lists, head = next to run */
@@ -154,9 +158,11 @@ struct vp {
 		struct {
 			volatile uint8_t dispatch_pending; /* a tick found Weft's or libc's code running */
 			uint8_t sched_debug;               /* enum sched_debug (debug_sched.c) */
+			volatile uint8_t async_cancel;     /* cancel_armed != 0 (posix/cancel.c) */
 		};
-		volatile uint16_t exit_hook;
+		volatile uint32_t exit_hook;
 	};
+	uint32_t cancel_armed;            /* UTs with CANCEL_ARMED set */
 	struct trace_buf *trace;          /* WEFT_TRACE: schedule events (debug_sched.c) */
 	bool preempt_on;                  /* time slicing enabled and possible */
 	uint64_t ticks;                   /* ticks so far */
@@ -327,6 +333,49 @@ void __weft_exit_current(void *retval) HIDDEN __attribute__((noreturn));
  * unwind of the caller's stack, then __weft_exit_current (posix/cleanup.c). */
 void __weft_unwind_exit(void *retval) HIDDEN __attribute__((noreturn));
 
+/* ---- cancellation (posix/cancel.c) ----
+ * A request sets CANCEL_PENDING; it is acted on (a forced unwind with
+ * PTHREAD_CANCELED) at a cancellation point while enabled, or, for the
+ * asynchronous type, as soon as the target runs: pthread_cancel sets
+ * CANCEL_ARMED (counted in vp->cancel_armed, which sets vp->async_cancel
+ * and so the exit hook) and the target acts when a Weft call or the
+ * preemption trampoline returns into it, or inside __weft_park if it was
+ * parked.  CANCEL_EXITING: acting on it or exiting; never acted on again. */
+enum {
+	CANCEL_PENDING = 1,      /* pthread_cancel was called */
+	CANCEL_DISABLED = 2,     /* PTHREAD_CANCEL_DISABLE */
+	CANCEL_ASYNC = 4,        /* PTHREAD_CANCEL_ASYNCHRONOUS */
+	CANCEL_EXITING = 8,      /* unwinding or exiting */
+	CANCEL_ARMED = 16,       /* async: act as soon as it runs */
+};
+/* Where a parked UT stands, for pthread_cancel. */
+enum cancel_point {
+	CP_NONE = 0,             /* not a cancellation point: only async wakes it */
+	CP_WAITING,              /* at one: pthread_cancel wakes it with ECANCELED */
+	CP_SATISFIED,            /* its wait is over (a condition waiter moved
+				  * onto its mutex): finish without interruption */
+};
+/* Act on the caller's cancellation request: unwind, never return. */
+void __weft_cancel_act(void) HIDDEN __attribute__((noreturn));
+static inline bool __weft_cancel_due(const struct ut *t)
+{
+	return (t->cancel & (CANCEL_PENDING | CANCEL_DISABLED | CANCEL_EXITING)) == CANCEL_PENDING;
+}
+/* A cancellation point (the caller has run __weft_ensure). */
+static inline void __weft_testcancel(void)
+{
+	if (unlikely(__weft_cancel_due(__weft_self())))
+		__weft_cancel_act();
+}
+/* __weft_park at a cancellation point: ECANCELED at once if a request is
+ * due, or when pthread_cancel wakes it; the caller then tidies up (a
+ * condition wait relocks its mutex) and calls __weft_cancel_act. */
+int __weft_park_cancellable(struct waitq *q, int64_t deadline, enum wait_kind kind, void *obj) HIDDEN;
+/* Where an armed asynchronous request may be acted on (vp->async_cancel). */
+void __weft_cancel_async_point(void) HIDDEN;
+/* The UT is unwinding or exiting: no request is acted on any more. */
+void __weft_cancel_exiting(struct ut *self) HIDDEN;
+
 /* ---- robust mutexes (sync layer): called at exit with the dead owner ---- */
 void __weft_robust_owner_died(struct ut *t) HIDDEN;
 
@@ -334,6 +383,10 @@ void __weft_robust_owner_died(struct ut *t) HIDDEN;
 void __weft_env_init(void) HIDDEN;
 uint64_t __weft_env_timeslice_ns(void) HIDDEN;   /* 0: no time slicing */
 int __weft_env_preempt_signal(void) HIDDEN;
+
+/* ---- pause (posix/pause.c) ---- */
+bool __weft_pausers(void) HIDDEN;        /* UTs wait in pause() */
+void __weft_signal_caught(void) HIDDEN;  /* end every pause() with EINTR */
 
 /* ---- fatal errors (fault.c) ---- */
 void __weft_fault_init(void) HIDDEN;

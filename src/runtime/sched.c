@@ -146,7 +146,9 @@ static inline void switch_to(struct vp *vp, struct ut *next)
 static void kernel_sleep_until(int64_t deadline)
 {
 	struct timespec ts = { .tv_sec = deadline / 1000000000, .tv_nsec = deadline % 1000000000 };
-	__weft_raw_syscall6(SYS_clock_nanosleep, CLOCK_MONOTONIC, TIMER_ABSTIME, (long)&ts, 0, 0, 0);
+	long r = __weft_raw_syscall6(SYS_clock_nanosleep, CLOCK_MONOTONIC, TIMER_ABSTIME, (long)&ts, 0, 0, 0);
+	if (r == -EINTR)
+		__weft_signal_caught();
 }
 
 /* Nothing is ready: let time pass until a timer makes something ready.
@@ -161,10 +163,13 @@ static int idle(struct vp *vp)
 			__weft_preempt_idle();
 			/* Every UT is blocked and nothing can wake any: a deadlock,
 			 * as it would be under kernel threads.  Report it if asked
-			 * (WEFT_DEADLOCK=report, debug schedulers); otherwise sleep,
-			 * as NPTL would, until a signal handler changes something. */
-			__weft_deadlock();
-			pause();
+			 * (WEFT_DEADLOCK=report, debug schedulers) unless some UT
+			 * is in pause(), waiting for a signal; otherwise sleep, as
+			 * NPTL would, until a signal handler changes something. */
+			if (!__weft_pausers())
+				__weft_deadlock();
+			__weft_raw_syscall6(SYS_pause, 0, 0, 0, 0, 0, 0);
+			__weft_signal_caught();
 			continue;
 		}
 		vp->stat.idle_sleeps++;

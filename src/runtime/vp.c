@@ -68,6 +68,7 @@ void __weft_init(void)
 	__weft_started = true;
 	struct vp *vp = &__weft_vp0;
 	vp->errnop = &errno;
+	vp->tid = gettid();
 	int saved = errno;
 	/* UT 1 exists before anything here can allocate: malloc may be a
 	 * sanitizer's, which calls back into pthread_getspecific. */

@@ -36,6 +36,7 @@ static void morph(struct wcond *c, struct wmutex *w, struct ut *t)
 	__weft_waitq_insert(&w->waiters, t);
 	t->wait_kind = WAIT_MUTEX;
 	t->wait_obj = w;
+	t->cancel_point = CP_SATISFIED;   /* signalled: a cancel must not lose it */
 }
 
 static inline void forget_mutex_if_idle(struct wcond *c)
@@ -51,14 +52,21 @@ static int cond_wait(struct wcond *c, struct wmutex *w, int64_t deadline)
 		return EPERM;
 	if (c->waiters.head && c->mutex != w)
 		return EINVAL;
+	__weft_testcancel();                  /* a cancellation point */
 	c->mutex = w;
 	uint32_t depth = w->count;            /* a recursive mutex is released fully */
 	__weft_mutex_release(w, false);
-	int r = __weft_park(&c->waiters, deadline, WAIT_COND, c);
+	int r = __weft_park_cancellable(&c->waiters, deadline, WAIT_COND, c);
 	forget_mutex_if_idle(c);
 	/* Handed the mutex (after morphing): r is the mutex's answer.
-	 * Otherwise relock it: signalled (0) or timed out. */
+	 * Otherwise relock it: signalled (0), timed out or cancelled. */
 	int lr = w->owner == self ? r : __weft_mutex_acquire(w, self, -1);
+	if (r == ECANCELED) {
+		/* POSIX: the mutex is held again when the handlers run. */
+		if (lr == 0 || lr == EOWNERDEAD)
+			w->count = depth;
+		__weft_cancel_act();
+	}
 	if (lr != 0 && lr != EOWNERDEAD)
 		return lr;                       /* ENOTRECOVERABLE: not the owner */
 	w->count = depth;

@@ -47,6 +47,12 @@ static int sem_take(struct wsem *w, clockid_t clk, const struct timespec *abs, b
 {
 	if (!w)
 		return fail(EINVAL);
+	if (!try_only) {
+		/* POSIX: sem_wait is a cancellation point even when it does not
+		 * block (glibc tests here too). */
+		__weft_ensure();
+		__weft_testcancel();
+	}
 	if (likely(w->value)) {
 		w->value--;
 		return 0;
@@ -60,7 +66,9 @@ static int sem_take(struct wsem *w, clockid_t clk, const struct timespec *abs, b
 			return fail(r);
 	}
 	__weft_ensure();
-	int r = __weft_park(&w->waiters, deadline, WAIT_SEM, w);
+	int r = __weft_park_cancellable(&w->waiters, deadline, WAIT_SEM, w);
+	if (r == ECANCELED)
+		__weft_cancel_act();          /* post hands units only to those it wakes */
 	return r ? fail(r) : 0;
 }
 

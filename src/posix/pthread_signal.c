@@ -1,0 +1,96 @@
+/*
+ * pthread_signal.c — the thread-directed calls that name another thread:
+ * pthread_kill, pthread_sigqueue, pthread_[gs]etaffinity_np,
+ * pthread_getcpuclockid.
+ *
+ * glibc's own versions would take a Weft pthread_t for a pointer to its
+ * thread descriptor and crash, so Weft must define them.  Until per-UT
+ * signal delivery exists (its own issue), a signal for a live UT goes to the
+ * VP's kernel thread, and its handler runs on whichever UT is running when
+ * it arrives; a signal whose default action ends the process does exactly
+ * what it would with NPTL.  Affinity and CPU clocks are those of the VP's
+ * kernel thread, which every UT of the VP shares.
+ */
+#include "../runtime/rt.h"
+#include "../arch/arch.h"
+
+#include <sched.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+static int check_target(pthread_t th, int sig)
+{
+	__weft_ensure();
+	if (!__weft_ut_lookup(th))
+		return ESRCH;
+	if (sig < 0 || sig >= NSIG)
+		return EINVAL;
+	return 0;
+}
+
+EXPORT int pthread_kill(pthread_t th, int sig)
+{
+	int e = check_target(th, sig);
+	if (e || sig == 0)
+		return e;
+	long r = __weft_raw_syscall6(SYS_tgkill, getpid(), __weft_vp()->tid, sig, 0, 0, 0);
+	return r < 0 ? (int)-r : 0;
+}
+
+EXPORT int pthread_sigqueue(pthread_t th, int sig, const union sigval value)
+{
+	int e = check_target(th, sig);
+	if (e || sig == 0)
+		return e;
+	siginfo_t si;
+	memset(&si, 0, sizeof si);
+	si.si_signo = sig;
+	si.si_code = SI_QUEUE;
+	si.si_pid = getpid();
+	si.si_uid = getuid();
+	si.si_value = value;
+	long r = __weft_raw_syscall6(SYS_rt_tgsigqueueinfo, getpid(), __weft_vp()->tid, sig,
+				     (long)&si, 0, 0);
+	return r < 0 ? (int)-r : 0;
+}
+
+EXPORT int pthread_getaffinity_np(pthread_t th, size_t size, cpu_set_t *set)
+{
+	__weft_ensure();
+	if (!__weft_ut_lookup(th))
+		return ESRCH;
+	if (!set)
+		return EFAULT;
+	long r = __weft_raw_syscall6(SYS_sched_getaffinity, __weft_vp()->tid, (long)size, (long)set, 0, 0, 0);
+	if (r < 0)
+		return (int)-r;
+	/* the kernel fills r bytes; glibc clears the rest */
+	if ((size_t)r < size)
+		memset((char *)set + r, 0, size - (size_t)r);
+	return 0;
+}
+
+EXPORT int pthread_setaffinity_np(pthread_t th, size_t size, const cpu_set_t *set)
+{
+	__weft_ensure();
+	if (!__weft_ut_lookup(th))
+		return ESRCH;
+	if (!set)
+		return EFAULT;
+	long r = __weft_raw_syscall6(SYS_sched_setaffinity, __weft_vp()->tid, (long)size, (long)set, 0, 0, 0);
+	return r < 0 ? (int)-r : 0;
+}
+
+/* The kernel's CPU clock of one thread: MAKE_THREAD_CPUCLOCK(tid, SCHED). */
+EXPORT int pthread_getcpuclockid(pthread_t th, clockid_t *clk)
+{
+	__weft_ensure();
+	if (!__weft_ut_lookup(th))
+		return ESRCH;
+	if (!clk)
+		return EINVAL;
+	*clk = (clockid_t)((~(unsigned)__weft_vp()->tid << 3) | 4 | 2);
+	return 0;
+}
