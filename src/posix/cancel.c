@@ -1,0 +1,156 @@
+/*
+ * cancel.c — pthread_cancel, pthread_setcancelstate, pthread_setcanceltype,
+ * pthread_testcancel.
+ *
+ * Owns: each UT's cancellation bits (ut->cancel, CANCEL_* in rt.h) and the
+ * count of armed asynchronous requests (vp->cancel_armed).
+ *
+ * A request is acted on by unwinding the target's stack exactly as
+ * pthread_exit(PTHREAD_CANCELED) does (posix/cleanup.c): cleanup handlers
+ * and C++ destructors run, then the UT exits and its joiner collects
+ * PTHREAD_CANCELED.  When:
+ *   - deferred (the default): at the next cancellation point the target
+ *     reaches — pthread_join and its timed forms, pthread_cond_wait and its
+ *     timed forms (after relocking the mutex), sem_wait and its timed forms,
+ *     the sleeps, pthread_testcancel — or at once if it is parked at one:
+ *     pthread_cancel wakes it with ECANCELED (park.c's cancel_point);
+ *   - asynchronous: in M:1 the target never runs while pthread_cancel
+ *     does, so "asynchronous" means "as soon as it runs": if it is parked
+ *     anywhere it is woken with ECANCELED and acts inside __weft_park;
+ *     otherwise it is armed (CANCEL_ARMED) and acts where control returns
+ *     into it: the preemption trampoline (__weft_preempted) or the exit
+ *     point of the Weft call it was in (__weft_exit_point_slow);
+ *   - disabled: the request stays pending until the state is enabled again.
+ * glibc's rules are followed where POSIX leaves room: cancelling an exited
+ * (not yet joined) thread succeeds and does nothing; enabling (or switching
+ * to asynchronous) with a request pending acts at once only for the
+ * asynchronous type; a request is never acted on once the UT is exiting.
+ *
+ * Invariant: CANCEL_ARMED is set only on a UT whose request is pending,
+ * enabled and asynchronous and which is not exiting; vp->cancel_armed
+ * counts those UTs and vp->async_cancel is cancel_armed != 0.
+ */
+#include "../runtime/rt.h"
+
+static void arm(struct vp *vp, struct ut *t)
+{
+	if (t->cancel & CANCEL_ARMED)
+		return;
+	t->cancel |= CANCEL_ARMED;
+	vp->cancel_armed++;
+	vp->async_cancel = 1;
+}
+
+static void disarm(struct vp *vp, struct ut *t)
+{
+	if (!(t->cancel & CANCEL_ARMED))
+		return;
+	t->cancel &= (uint8_t)~CANCEL_ARMED;
+	if (--vp->cancel_armed == 0)
+		vp->async_cancel = 0;
+}
+
+void __weft_cancel_exiting(struct ut *self)
+{
+	disarm(__weft_vp(), self);
+	self->cancel |= CANCEL_EXITING;
+}
+
+void __weft_cancel_act(void)
+{
+	struct ut *self = __weft_self();
+	__weft_cancel_exiting(self);
+	__weft_unwind_exit(PTHREAD_CANCELED);
+}
+
+void __weft_cancel_async_point(void)
+{
+	if (__weft_self()->cancel & CANCEL_ARMED)
+		__weft_cancel_act();
+}
+
+static inline bool async_due(const struct ut *t)
+{
+	return __weft_cancel_due(t) && (t->cancel & CANCEL_ASYNC);
+}
+
+/* Another UT's request: wake it if it waits where the request counts. */
+static void cancel_other(struct vp *vp, struct ut *t)
+{
+	if (!__weft_cancel_due(t))
+		return;                        /* disabled: kept pending */
+	bool async = t->cancel & CANCEL_ASYNC;
+	if (async)
+		arm(vp, t);
+	if (t->state != UT_BLOCKED)
+		return;
+	if (t->cancel_point == CP_WAITING || (async && t->cancel_point == CP_NONE))
+		__weft_unpark(t, ECANCELED);
+}
+
+EXPORT int pthread_cancel(pthread_t th)
+{
+	__weft_ensure();
+	struct vp *vp = __weft_vp();
+	struct ut *t = __weft_ut_lookup(th);
+	if (!t)
+		return ESRCH;
+	/* Exited or exiting: its outcome is decided (glibc returns 0 too). */
+	if (t->state == UT_ZOMBIE || t->state == UT_EXITING || (t->cancel & CANCEL_EXITING))
+		return __weft_exit_with(0);
+	/* A second request changes nothing (the first decided everything). */
+	if (t->cancel & CANCEL_PENDING)
+		return __weft_exit_with(0);
+	t->cancel |= CANCEL_PENDING;
+	if (t == vp->cur) {
+		if (async_due(t))
+			__weft_cancel_act();
+		return __weft_exit_with(0);
+	}
+	cancel_other(vp, t);
+	return __weft_exit_with(0);
+}
+
+EXPORT int pthread_setcancelstate(int state, int *old)
+{
+	if (state != PTHREAD_CANCEL_ENABLE && state != PTHREAD_CANCEL_DISABLE)
+		return EINVAL;
+	__weft_ensure();
+	struct ut *self = __weft_self();
+	if (old)
+		*old = (self->cancel & CANCEL_DISABLED) ? PTHREAD_CANCEL_DISABLE : PTHREAD_CANCEL_ENABLE;
+	if (state == PTHREAD_CANCEL_DISABLE) {
+		self->cancel |= CANCEL_DISABLED;
+		disarm(__weft_vp(), self);
+		return 0;
+	}
+	self->cancel &= (uint8_t)~CANCEL_DISABLED;
+	if (async_due(self))
+		__weft_cancel_act();
+	return 0;
+}
+
+EXPORT int pthread_setcanceltype(int type, int *old)
+{
+	if (type != PTHREAD_CANCEL_DEFERRED && type != PTHREAD_CANCEL_ASYNCHRONOUS)
+		return EINVAL;
+	__weft_ensure();
+	struct ut *self = __weft_self();
+	if (old)
+		*old = (self->cancel & CANCEL_ASYNC) ? PTHREAD_CANCEL_ASYNCHRONOUS : PTHREAD_CANCEL_DEFERRED;
+	if (type == PTHREAD_CANCEL_DEFERRED) {
+		self->cancel &= (uint8_t)~CANCEL_ASYNC;
+		disarm(__weft_vp(), self);
+		return 0;
+	}
+	self->cancel |= CANCEL_ASYNC;
+	if (async_due(self))
+		__weft_cancel_act();
+	return 0;
+}
+
+EXPORT void pthread_testcancel(void)
+{
+	__weft_ensure();
+	__weft_testcancel();
+}
