@@ -237,6 +237,10 @@ void __weft_unwind_exit(void *retval)
 {
 	struct ut *self = __weft_self();
 	__weft_cancel_exiting(self);
+	/* Free the pthread_once controls now: their frames are on the stack
+	 * the handlers are about to reuse. */
+	if (self->once_frames)
+		__weft_once_abandon(self);
 	self->retval = retval;
 	unwind_from_here(self);
 }

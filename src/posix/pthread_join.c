@@ -9,6 +9,13 @@
  */
 #include "../runtime/rt.h"
 
+/* j is parked joining t.  A joiner woken by a timeout or a cancel is no
+ * longer one, even before it runs again to clear t->joiner. */
+static inline bool waits_to_join(const struct ut *j, const struct ut *t)
+{
+	return t->joiner == j && j->wq == &t->joinq;
+}
+
 static int join(pthread_t th, void **ret, int64_t deadline, bool try_only)
 {
 	__weft_ensure();
@@ -16,11 +23,11 @@ static int join(pthread_t th, void **ret, int64_t deadline, bool try_only)
 	struct ut *t = __weft_ut_lookup(th);
 	if (!t)
 		return ESRCH;
-	if (t == self || self->joiner == t)
+	if (t == self || waits_to_join(t, self))
 		return EDEADLK;
 	if (t->detached)
 		return EINVAL;
-	if (t->joiner && t->joiner != self)
+	if (t->joiner && t->joiner != self && (waits_to_join(t->joiner, t) || t->state == UT_ZOMBIE))
 		return EINVAL;
 	if (!try_only)
 		__weft_testcancel();             /* a cancellation point */
@@ -30,7 +37,8 @@ static int join(pthread_t th, void **ret, int64_t deadline, bool try_only)
 		t->joiner = self;
 		int r = __weft_park_cancellable(&t->joinq, deadline, WAIT_JOIN, t);
 		if (r == ETIMEDOUT || r == ECANCELED) {
-			t->joiner = NULL;            /* POSIX: still joinable */
+			if (t->joiner == self)
+				t->joiner = NULL;    /* POSIX: still joinable */
 			if (r == ECANCELED)
 				__weft_cancel_act();
 			return ETIMEDOUT;
