@@ -258,5 +258,9 @@ EXPORT long syscall(long nr, ...)
 	long r;
 	if (nr == SYS_futex && on_vp_thread() && futex_emulate(a1, a2, a3, a4, a5, a6, &r))
 		return r;
+#ifdef SYS_pause
+	if (nr == SYS_pause && on_vp_thread())
+		return pause();               /* park the UT, not the VP */
+#endif
 	return kernel_syscall(nr, a1, a2, a3, a4, a5, a6);
 }

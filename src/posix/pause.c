@@ -17,7 +17,9 @@ static struct waitq pausers;
 EXPORT int pause(void)
 {
 	__weft_ensure();
-	__weft_park(&pausers, -1, WAIT_PAUSE, NULL);
+	/* POSIX: pause is a cancellation point */
+	if (__weft_park_cancellable(&pausers, -1, WAIT_PAUSE, NULL) == ECANCELED)
+		__weft_cancel_act();
 	errno = EINTR;
 	return -1;
 }
