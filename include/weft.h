@@ -45,6 +45,7 @@ struct weft_stats {
 	uint64_t deferrals;         /* ticks that found Weft/libc code running */
 	uint64_t retries;           /* ticks that came while a deferral was pending */
 	uint64_t ras_rollbacks;     /* restartable sequences restarted */
+	uint64_t threads_ready;     /* UTs ready to run, not counting the caller */
 };
 
 /* Copy the counters into *stats; pass sizeof *stats. */

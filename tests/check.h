@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sched.h>
+#include <weft.h>
 
 #define CHECK(cond)                                                                  \
 	do {                                                                         \
@@ -45,6 +47,30 @@
 #else
 #define TEST_SCALE 1
 #endif
+
+/* A loop count: n, divided by TEST_SCALE and by WEFT_TEST_QUICK when set
+ * (the seed runs in CI repeat each test a hundred times, smaller). */
+static inline long test_iters(long n)
+{
+	const char *q = getenv("WEFT_TEST_QUICK");
+	long d = q ? atol(q) : 1;
+	long r = n / TEST_SCALE / (d > 0 ? d : 1);
+	return r > 0 ? r : 1;
+}
+
+/* Let every other UT run until it blocks: yield while any is ready.  Under
+ * the POSIX policy one yield usually does it; under a debug schedule
+ * (WEFT_SCHED=random:...) it may take several, so ordering checks written
+ * "after the others have parked" hold under every schedule. */
+static inline void test_settle(void)
+{
+	for (int i = 0; i < 1000; i++) {       /* others may never block */
+		struct weft_stats s;
+		if (weft_stats_get(&s, sizeof s) != 0 || s.threads_ready == 0)
+			return;
+		sched_yield();
+	}
+}
 
 static inline int64_t test_now_ns(void)
 {

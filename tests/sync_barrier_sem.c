@@ -39,7 +39,7 @@ static void *barrier_worker(void *arg)
 static void barrier_rounds_one_serial_each(void)
 {
 	pthread_t t[NT];
-	rounds = 1000 / TEST_SCALE;
+	rounds = test_iters(1000);
 	CHECK_OK(pthread_barrier_init(&bar, NULL, NT));
 	for (int i = 0; i < NT; i++)
 		CHECK_OK(pthread_create(&t[i], NULL, barrier_worker, (void *)(intptr_t)i));
@@ -96,7 +96,7 @@ static void sem_ping_pong(void)
 {
 	pthread_t t;
 	int v;
-	sem_rounds = 1000000 / TEST_SCALE;
+	sem_rounds = test_iters(1000000);
 	CHECK_OK(sem_init(&a_sem, 0, 0));
 	CHECK_OK(sem_init(&b_sem, 0, 0));
 	CHECK_OK(pthread_create(&t, NULL, sem_pong, NULL));
@@ -163,7 +163,7 @@ PASSES_NULL static void sem_timeouts_and_errors(void)
 		CHECK_EQ(errno, ETIMEDOUT);
 		int64_t dt = test_now_ns() - t0;
 		CHECK(dt >= wait_ns - 1000000);
-		CHECK(dt < 10 * wait_ns);
+		CHECK(dt < 100 * wait_ns);   /* generous: loaded machines, debug schedules */
 	}
 	struct timespec bad = { 0, 1000000000 };
 	CHECK_EQ(sem_timedwait(&a_sem, &bad), -1);

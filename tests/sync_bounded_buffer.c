@@ -106,7 +106,7 @@ static void run(int type, long items)
 
 int main(void)
 {
-	const long items = 1000000 / TEST_SCALE;
+	const long items = test_iters(1000000);
 	const int types[] = { PTHREAD_MUTEX_NORMAL, PTHREAD_MUTEX_DEFAULT, PTHREAD_MUTEX_RECURSIVE,
 			      PTHREAD_MUTEX_ERRORCHECK, PTHREAD_MUTEX_ADAPTIVE_NP };
 	for (unsigned i = 0; i < sizeof types / sizeof types[0]; i++)

@@ -37,7 +37,7 @@ static void *ponger(void *arg)
 
 static void cond_ping_pong(void)
 {
-	rounds = 1000000 / TEST_SCALE;
+	rounds = test_iters(1000000);
 	turn = 0;
 	pthread_t t;
 	CHECK_OK(pthread_create(&t, NULL, ponger, NULL));
@@ -80,7 +80,7 @@ static void cond_broadcast_wakes_all(void)
 	go = woke = inside = max_inside = 0;
 	for (int i = 0; i < N; i++)
 		CHECK_OK(pthread_create(&t[i], NULL, wait_for_go, NULL));
-	sched_yield();                 /* all N park on cv */
+	test_settle();                 /* all N park on cv */
 	CHECK_OK(pthread_mutex_lock(&m));
 	go = 1;
 	CHECK_OK(pthread_cond_broadcast(&cv));
@@ -96,7 +96,7 @@ static void cond_broadcast_wakes_all(void)
 	go = woke = 0;
 	for (int i = 0; i < N; i++)
 		CHECK_OK(pthread_create(&t[i], NULL, wait_for_go, NULL));
-	sched_yield();
+	test_settle();
 	go = 1;
 	CHECK_OK(pthread_cond_broadcast(&cv));
 	for (int i = 0; i < N; i++)
@@ -203,7 +203,7 @@ static void cond_timed_waits_respect_deadline(void)
 		CHECK(ns_of(c) >= deadline);
 		CHECK_EQ(pthread_mutex_trylock(&m), EBUSY);   /* held again */
 		CHECK_OK(pthread_mutex_unlock(&m));
-		CHECK(test_now_ns() - t0 < 10 * wait_ns);
+		CHECK(test_now_ns() - t0 < 100 * wait_ns);   /* generous: loaded machines */
 	}
 	/* a deadline already past times out at once, mutex held */
 	struct timespec past = { 1, 0 };
@@ -249,7 +249,7 @@ PASSES_NULL static void cond_errors(void)
 	go = 0;
 	pthread_t t;
 	CHECK_OK(pthread_create(&t, NULL, wait_forever_on_cv, NULL));
-	sched_yield();
+	test_settle();
 	CHECK_EQ(pthread_cond_destroy(&cv), EBUSY);
 	CHECK_OK(pthread_mutex_lock(&other));
 	CHECK_EQ(pthread_cond_wait(&cv, &other), EINVAL);         /* second mutex */

@@ -52,7 +52,7 @@ static void mutex_unlock_hands_off_to_waiter(void)
 	norder = 0;
 	CHECK_OK(pthread_mutex_lock(&m));
 	pthread_t t = spawn(0, lock_record_unlock, 1);
-	sched_yield();                      /* t runs and parks on m */
+	test_settle();                      /* t runs and parks on m */
 	CHECK_EQ(norder, 0);
 	CHECK_OK(pthread_mutex_unlock(&m));
 	CHECK_EQ(pthread_mutex_trylock(&m), EBUSY);   /* t owns it, not yet run */
@@ -196,7 +196,7 @@ PASSES_NULL static void mutex_timed_lock(void)
 	/* held by another UT that lets go before the deadline */
 	pthread_t t;
 	CHECK_OK(pthread_create(&t, NULL, hold_for_a_while, NULL));
-	sched_yield();
+	test_settle();
 	struct timespec ts = in_ns(CLOCK_MONOTONIC, 2000 * 1000 * 1000);
 	CHECK_OK(pthread_mutex_clocklock(&m, CLOCK_MONOTONIC, &ts));
 	CHECK_OK(pthread_mutex_unlock(&m));

@@ -96,7 +96,7 @@ static volatile int spin_in, spin_count;
 
 static void *spin_worker(void *arg)
 {
-	for (int i = 0; i < 10000 / TEST_SCALE; i++) {
+	for (int i = 0; i < test_iters(10000); i++) {
 		CHECK_OK(pthread_spin_lock(&sl));
 		CHECK_EQ(spin_in, 0);
 		spin_in = 1;
@@ -125,7 +125,7 @@ PASSES_NULL static void spin_semantics(void)
 		CHECK_OK(pthread_create(&t[i], NULL, spin_worker, NULL));
 	for (int i = 0; i < 4; i++)
 		CHECK_OK(pthread_join(t[i], NULL));
-	CHECK_EQ(spin_count, 4 * (10000 / TEST_SCALE));
+	CHECK_EQ(spin_count, 4 * (test_iters(10000)));
 
 	/* a higher-priority spinner must not starve the holder */
 	pthread_attr_t a;
@@ -154,8 +154,8 @@ PASSES_NULL static void spin_semantics(void)
 
 int main(void)
 {
-	dine(5, 2000 / TEST_SCALE);
-	dine(100, 200 / TEST_SCALE);
+	dine(5, test_iters(2000));
+	dine(100, test_iters(200));
 	spin_semantics();
 	return 0;
 }

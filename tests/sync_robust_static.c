@@ -9,12 +9,14 @@
 #include <sched.h>
 
 static pthread_mutex_t rm;
+static volatile int owner_has_it;
 
 static void *lock_and_exit(void *arg)
 {
 	CHECK_OK(pthread_mutex_lock(&rm));
+	owner_has_it = 1;
 	if (arg)
-		sched_yield();         /* let the waiter park on rm */
+		test_settle();         /* let the waiter park on rm */
 	return NULL;               /* ends holding rm */
 }
 
@@ -61,7 +63,10 @@ static void robust_waiter_gets_eownerdead_then_notrecoverable(void)
 	pthread_t owner, waiter, late;
 	void *r;
 	init_robust(PTHREAD_MUTEX_NORMAL);
+	owner_has_it = 0;
 	CHECK_OK(pthread_create(&owner, NULL, lock_and_exit, (void *)1));
+	while (!owner_has_it)              /* whatever the schedule, it locks first */
+		sched_yield();
 	CHECK_OK(pthread_create(&waiter, NULL, lock_expect, NULL));
 	CHECK_OK(pthread_join(owner, NULL));
 	CHECK_OK(pthread_join(waiter, &r));
@@ -69,7 +74,7 @@ static void robust_waiter_gets_eownerdead_then_notrecoverable(void)
 	/* the waiter itself ended holding it: still inconsistent, next gets it */
 	CHECK_EQ(pthread_mutex_trylock(&rm), EOWNERDEAD);
 	CHECK_OK(pthread_create(&late, NULL, lock_expect, NULL));
-	sched_yield();                                   /* late parks */
+	test_settle();                                   /* late parks */
 	CHECK_OK(pthread_mutex_unlock(&rm));             /* not made consistent */
 	CHECK_OK(pthread_join(late, &r));
 	CHECK_EQ((intptr_t)r, ENOTRECOVERABLE);
@@ -151,7 +156,7 @@ static void critical(pthread_mutex_t *m, int i)
 	CHECK_EQ(in_cs[i], 0);
 	in_cs[i] = 1;
 	int v = counter[i];
-	sched_yield();
+	test_settle();
 	counter[i] = v + 1;
 	in_cs[i] = 0;
 	CHECK_OK(pthread_mutex_unlock(m));
@@ -165,7 +170,7 @@ static void *static_user(void *arg)
 	while (ready_n < NS)
 		CHECK_OK(pthread_cond_wait(&s_cond, &s_default));
 	CHECK_OK(pthread_mutex_unlock(&s_default));
-	for (int k = 0; k < ITER / TEST_SCALE; k++) {
+	for (int k = 0; k < test_iters(ITER); k++) {
 		critical(&s_default, 0);
 		CHECK_OK(pthread_mutex_lock(&s_rec));     /* recursive: twice */
 		critical(&s_rec, 1);
@@ -195,8 +200,8 @@ static void static_initialisers_shared_by_many(void)
 	for (int i = 0; i < NS; i++)
 		CHECK_OK(pthread_join(t[i], NULL));
 	for (int i = 0; i < 4; i++)
-		CHECK_EQ(counter[i], NS * (ITER / TEST_SCALE));
-	CHECK_EQ(rw_counter[0] + rw_counter[1], NS * (ITER / TEST_SCALE));
+		CHECK_EQ(counter[i], NS * (test_iters(ITER)));
+	CHECK_EQ(rw_counter[0] + rw_counter[1], NS * (test_iters(ITER)));
 	CHECK_OK(pthread_mutex_destroy(&s_default));
 	CHECK_OK(pthread_rwlock_destroy(&s_rw));
 	CHECK_OK(pthread_cond_destroy(&s_cond));

@@ -69,7 +69,7 @@ static void rwlock_invariant_under_random_yields(void)
 {
 	pthread_t t[16];
 	for (int i = 0; i < 16; i++)
-		CHECK_OK(pthread_create(&t[i], NULL, mixed_worker, (void *)(intptr_t)(20000 / TEST_SCALE)));
+		CHECK_OK(pthread_create(&t[i], NULL, mixed_worker, (void *)(intptr_t)(test_iters(20000))));
 	for (int i = 0; i < 16; i++)
 		CHECK_OK(pthread_join(t[i], NULL));
 	CHECK_OK(pthread_rwlock_destroy(&rw));
@@ -105,9 +105,9 @@ static void rwlock_preference(pthread_rwlock_t *l, int want_first)
 	norder = 0;
 	CHECK_OK(pthread_rwlock_rdlock(l));
 	CHECK_OK(pthread_create(&w, NULL, write_and_record, l));
-	sched_yield();                         /* writer parks */
+	test_settle();                         /* writer parks */
 	CHECK_OK(pthread_create(&r, NULL, read_and_record, l));
-	sched_yield();
+	test_settle();
 	if (want_first == 'w') {
 		CHECK_EQ(norder, 0);           /* the reader is held back */
 		CHECK_EQ(pthread_rwlock_tryrdlock(l), EBUSY);

@@ -33,11 +33,11 @@ PASSES_NULL static void event_set_wakes_every_waiter(void)
 	passed = 0;
 	for (int i = 0; i < 10; i++)
 		CHECK_OK(pthread_create(&t[i], NULL, wait_event, NULL));
-	sched_yield();
+	test_settle();
 	CHECK_EQ(passed, 0);
 	CHECK_EQ(weft_event_destroy(&ev), EBUSY);
 	CHECK_OK(weft_event_set(&ev));
-	sched_yield();                       /* all ten ran, together */
+	test_settle();                       /* all ten ran, together */
 	CHECK_EQ(passed, 10);
 	for (int i = 0; i < 10; i++)
 		CHECK_OK(pthread_join(t[i], NULL));
@@ -76,10 +76,10 @@ PASSES_NULL static void mailbox_semantics(void)
 	pthread_t t;
 	uintptr_t m;
 	CHECK_OK(pthread_create(&t, NULL, receiver, NULL));
-	sched_yield();                                /* t parks in receive */
+	test_settle();                                /* t parks in receive */
 	CHECK_OK(weft_send(t, 11));                   /* readies t, does not block */
 	CHECK_EQ(got[0], 0);
-	sched_yield();                                /* t takes 11, parks again */
+	test_settle();                                /* t takes 11, parks again */
 	CHECK_EQ(got[0], 11);
 	CHECK_OK(weft_send(t, 22));
 	CHECK_EQ(weft_send(t, 33), EAGAIN);           /* slot full: first wins */

@@ -11,7 +11,6 @@
  * Invariant: at most `jobs` children exist at once, each with its own
  * output file, and every child is reaped before we return.
  */
-#define _GNU_SOURCE
 #include "seeds.h"
 
 #include <errno.h>

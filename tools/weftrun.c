@@ -2,6 +2,10 @@
  * weftrun — run an unmodified program on Weft.
  *
  *   weftrun [--vps N] [--sched POLICY] [--stack SIZE] [--timeslice TIME] [--] PROGRAM [ARGS]
+ *   weftrun --sched random|pct:DEPTH --seeds A-B [--jobs N] [--timeout SEC] [--] PROGRAM [ARGS]
+ *
+ * The second form runs PROGRAM once per seed (seeds.c) and reports the
+ * first failing seed with the command that reproduces it.
  *
  * Owns: turning options into Weft's WEFT_* environment and exec'ing the
  * program with libweft preloaded.  Invariant: weftrun itself never starts
@@ -20,11 +24,14 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include "seeds.h"
 
 #ifndef WEFT_VERSION
 #define WEFT_VERSION "unknown"
@@ -42,14 +49,21 @@ static const char usage_text[] =
 	"Run PROGRAM on Weft user-level threads, without rebuilding it (LD_PRELOAD).\n"
 	"\n"
 	"  --vps N           virtual processors (WEFT_VPS; only 1 exists so far)\n"
-	"  --sched POLICY    scheduling policy set (WEFT_SCHED; only posix so far)\n"
+	"  --sched POLICY    posix (default), mutexswitch, rrswitch, random:SEED,\n"
+	"                    pct:SEED:DEPTH (WEFT_SCHED; see docs/debugging.md)\n"
+	"  --seeds A-B       run PROGRAM once per seed from A to B under --sched random\n"
+	"                    or --sched pct:DEPTH; stop at the first failure and print\n"
+	"                    the command that reproduces it\n"
+	"  --jobs N          runs at once with --seeds (default: the number of CPUs)\n"
+	"  --timeout SEC     a run longer than this fails, with --seeds (default 60)\n"
 	"  --stack SIZE      default thread stack, bytes or with K/M/G (WEFT_STACK_SIZE)\n"
 	"  --timeslice TIME  time slice: 10, 10ms, 100us; 0 turns slicing off (WEFT_TIMESLICE)\n"
 	"  --help            print this help and exit\n"
 	"  --version         print the version and exit\n"
 	"\n"
 	"Exit status: PROGRAM's, or 2 for a usage error, 126 if PROGRAM cannot run,\n"
-	"127 if PROGRAM or libweft cannot be found.\n";
+	"127 if PROGRAM or libweft cannot be found; with --seeds, 0 if every run\n"
+	"passed and 1 at a failure.\n";
 
 struct option_spec {
 	const char *name;
@@ -97,9 +111,25 @@ static bool valid_word(const char *s)
 	return *s != 0;
 }
 
+/* --seeds, --jobs and --timeout drive the seed runner: not environment. */
+static bool valid_seeds(const char *s)
+{
+	const char *dash = strchr(s, '-');
+	return dash && dash > s && all_digits(s, (size_t)(dash - s)) && dash[1] &&
+	       all_digits(dash + 1, strlen(dash + 1)) && strtoull(s, NULL, 10) <= strtoull(dash + 1, NULL, 10);
+}
+
+static bool valid_seconds(const char *s)
+{
+	return all_digits(s, strlen(s)) && strtoul(s, NULL, 10) >= 1;
+}
+
 static const struct option_spec options[] = {
 	{ "--vps", "WEFT_VPS", valid_count },
 	{ "--sched", "WEFT_SCHED", valid_word },
+	{ "--seeds", "WEFTRUN_SEEDS", valid_seeds },
+	{ "--jobs", "WEFTRUN_JOBS", valid_count },
+	{ "--timeout", "WEFTRUN_TIMEOUT", valid_seconds },
 	{ "--stack", "WEFT_STACK_SIZE", valid_size },
 	{ "--timeslice", "WEFT_TIMESLICE", valid_duration },
 };
@@ -199,8 +229,33 @@ static void set_preload(const char *lib)
 	free(v);
 }
 
+/* The seed runner: --sched names the policy without its seed. */
+static int run_seeds(const char *self, const char *seeds, char **prog)
+{
+	char base[64];
+	const char *policy = getenv("WEFT_SCHED");
+	if (!policy || !seeds_policy_ok(policy))
+		usage_error("%s", "--seeds needs --sched random or --sched pct:DEPTH");
+	snprintf(base, sizeof base, "%s", policy);
+	unsetenv("WEFT_SCHED");
+	const char *jobs = getenv("WEFTRUN_JOBS"), *timeout = getenv("WEFTRUN_TIMEOUT");
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	unsigned j = jobs ? (unsigned)strtoul(jobs, NULL, 10) : (unsigned)(ncpu > 0 ? ncpu : 1);
+	double t = timeout ? (double)strtoul(timeout, NULL, 10) : 60.0;
+	unsetenv("WEFTRUN_SEEDS");
+	unsetenv("WEFTRUN_JOBS");
+	unsetenv("WEFTRUN_TIMEOUT");
+	uint64_t first = strtoull(seeds, NULL, 10);
+	uint64_t last = strtoull(strchr(seeds, '-') + 1, NULL, 10);
+	return seeds_run(self, base, first, last, t, j, prog);
+}
+
 int main(int argc, char **argv)
 {
+	/* the runner's own settings come from options only */
+	unsetenv("WEFTRUN_SEEDS");
+	unsetenv("WEFTRUN_JOBS");
+	unsetenv("WEFTRUN_TIMEOUT");
 	int prog = parse_options(argc, argv);
 	if (prog >= argc)
 		usage_error("%s", "no PROGRAM given");
@@ -211,6 +266,9 @@ int main(int argc, char **argv)
 		return 127;
 	}
 	set_preload(lib);
+	const char *seeds = getenv("WEFTRUN_SEEDS");
+	if (seeds && *seeds)
+		return run_seeds(argv[0], seeds, &argv[prog]);
 	execvp(argv[prog], &argv[prog]);
 	int e = errno;
 	fprintf(stderr, "weftrun: cannot run %s: %s\n", argv[prog], strerror(e));

@@ -214,8 +214,17 @@ void __weft_yield(void)
 	int p = highest_ready(vp);
 	if (p < (int)cur->prio)
 		return;
-	struct ut *next = rq_pop(vp, p);
-	rq_link(vp, cur, false);
+	struct ut *next = vp->rq[p];
+	if (p == (int)cur->prio && next->q_next == next) {
+		/* the one other ready UT of our level: trade places, leaving
+		 * the bitmap and the ready count as they are */
+		cur->q_next = cur->q_prev = cur;
+		cur->state = UT_READY;
+		vp->rq[p] = cur;
+	} else {
+		rq_unlink(vp, next);
+		rq_link(vp, cur, false);
+	}
 	switch_to(vp, next);
 }
 

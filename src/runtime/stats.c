@@ -38,6 +38,7 @@ EXPORT int weft_stats_get(struct weft_stats *out, size_t size)
 	s.deferrals = vp->stat.deferrals;
 	s.retries = vp->stat.retries;
 	s.ras_rollbacks = vp->stat.ras_rollbacks;
+	s.threads_ready = vp->nready;
 	memcpy(out, &s, size < sizeof s ? size : sizeof s);
 	return 0;
 }

@@ -5,7 +5,7 @@
  * another's.  Invariant: a suspended UT's saved stack pointer points at a
  * switch frame, laid out (low to high address) as
  *
- *     [mxcsr:4][x87 cw:2][pad:2][r15][r14][r13][r12][rbx][rbp][return address]
+ *     [mxcsr:4][x87 cw:2][pad:2 = 0][r15][r14][r13][r12][rbx][rbp][return address]
  *
  * so resuming a UT is "load sp, pop the frame, ret".  Only callee-saved state
  * is kept: the caller of __weft_switch already assumes every other register
@@ -41,17 +41,21 @@ __weft_switch:
 	pushq	%r15
 	.cfi_adjust_cfa_offset 8
 	.cfi_rel_offset %r15, 0
-	subq	$8, %rsp
+	pushq	$0			/* the FP control slot, padding zeroed */
 	.cfi_adjust_cfa_offset 8
 	stmxcsr	(%rsp)
 	fnstcw	4(%rsp)
+	movq	(%rsp), %rax		/* our MXCSR and x87 control word */
 	movq	%rsp, (%rdi)
 	/* From here on we are on the incoming UT's stack; its frame has the
 	 * same shape, so the CFI above stays true. */
 	movq	%rsi, %rsp
-	ldmxcsr	(%rsp)
-	fldcw	4(%rsp)
-	addq	$8, %rsp
+	/* ldmxcsr and fldcw are slow (microcoded, partly serialising): load
+	 * them only when the incoming UT's modes differ, which is rare. */
+	cmpq	(%rsp), %rax
+	jne	2f
+1:	addq	$8, %rsp
+	.cfi_remember_state
 	.cfi_adjust_cfa_offset -8
 	popq	%r15
 	.cfi_adjust_cfa_offset -8
@@ -66,6 +70,10 @@ __weft_switch:
 	popq	%rbp
 	.cfi_adjust_cfa_offset -8
 	ret
+	.cfi_restore_state
+2:	ldmxcsr	(%rsp)
+	fldcw	4(%rsp)
+	jmp	1b
 	.cfi_endproc
 	.size	__weft_switch, .-__weft_switch
 
