@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <pthread.h>
 #include <sched.h>
 #include <weft.h>
 
@@ -47,6 +48,32 @@
 #else
 #define TEST_SCALE 1
 #endif
+
+/* An absolute time `ns` from now on clock `clk`. */
+static inline struct timespec test_time_in(clockid_t clk, long ns)
+{
+	struct timespec ts;
+	clock_gettime(clk, &ts);
+	ts.tv_nsec += ns;
+	ts.tv_sec += ts.tv_nsec / 1000000000;
+	ts.tv_nsec %= 1000000000;
+	return ts;
+}
+
+/* Create a UT running fn(tag): SCHED_FIFO at `prio`, or SCHED_OTHER if 0. */
+static inline pthread_t test_spawn_prio(int prio, void *(*fn)(void *), intptr_t tag)
+{
+	pthread_attr_t a;
+	struct sched_param sp = { .sched_priority = prio };
+	pthread_t t;
+	CHECK_OK(pthread_attr_init(&a));
+	CHECK_OK(pthread_attr_setinheritsched(&a, PTHREAD_EXPLICIT_SCHED));
+	CHECK_OK(pthread_attr_setschedpolicy(&a, prio ? SCHED_FIFO : SCHED_OTHER));
+	CHECK_OK(pthread_attr_setschedparam(&a, &sp));
+	CHECK_OK(pthread_create(&t, &a, fn, (void *)tag));
+	CHECK_OK(pthread_attr_destroy(&a));
+	return t;
+}
 
 /* A loop count: n, divided by TEST_SCALE and by WEFT_TEST_QUICK when set
  * (the seed runs in CI repeat each test a hundred times, smaller). */

@@ -141,23 +141,13 @@ static void sem_counts_and_handoff(void)
 	CHECK_OK(sem_destroy(&a_sem));
 }
 
-static struct timespec in_ns(clockid_t clk, long ns)
-{
-	struct timespec ts;
-	clock_gettime(clk, &ts);
-	ts.tv_nsec += ns;
-	ts.tv_sec += ts.tv_nsec / 1000000000;
-	ts.tv_nsec %= 1000000000;
-	return ts;
-}
-
 PASSES_NULL static void sem_timeouts_and_errors(void)
 {
 	const long wait_ns = 10 * 1000 * 1000;
 	CHECK_OK(sem_init(&a_sem, 0, 0));
 	for (int c = 0; c < 2; c++) {
 		clockid_t clk = c ? CLOCK_MONOTONIC : CLOCK_REALTIME;
-		struct timespec ts = in_ns(clk, wait_ns);
+		struct timespec ts = test_time_in(clk, wait_ns);
 		int64_t t0 = test_now_ns();
 		CHECK_EQ(c ? sem_clockwait(&a_sem, clk, &ts) : sem_timedwait(&a_sem, &ts), -1);
 		CHECK_EQ(errno, ETIMEDOUT);

@@ -120,20 +120,6 @@ static void *wait_token(void *arg)
 	return NULL;
 }
 
-static pthread_t spawn(int prio, void *(*fn)(void *), intptr_t tag)
-{
-	pthread_attr_t a;
-	struct sched_param sp = { .sched_priority = prio };
-	pthread_t t;
-	CHECK_OK(pthread_attr_init(&a));
-	CHECK_OK(pthread_attr_setinheritsched(&a, PTHREAD_EXPLICIT_SCHED));
-	CHECK_OK(pthread_attr_setschedpolicy(&a, prio ? SCHED_FIFO : SCHED_OTHER));
-	CHECK_OK(pthread_attr_setschedparam(&a, &sp));
-	CHECK_OK(pthread_create(&t, &a, fn, (void *)tag));
-	CHECK_OK(pthread_attr_destroy(&a));
-	return t;
-}
-
 static void cond_signal_wakes_highest_priority(void)
 {
 	const int prio[] = { 3, 7, 3, 7, 1 };
@@ -142,7 +128,7 @@ static void cond_signal_wakes_highest_priority(void)
 	norder = 0;
 	tokens = 0;
 	for (int i = 0; i < 5; i++)
-		t[i] = spawn(prio[i], wait_token, i + 1);   /* each runs and parks */
+		t[i] = test_spawn_prio(prio[i], wait_token, i + 1);   /* each runs and parks */
 	for (int i = 0; i < 5; i++) {
 		CHECK_OK(pthread_mutex_lock(&m));
 		tokens++;
@@ -157,16 +143,6 @@ static void cond_signal_wakes_highest_priority(void)
 }
 
 /* ---- timed waits ---- */
-static struct timespec in_ns(clockid_t clk, long ns)
-{
-	struct timespec ts;
-	clock_gettime(clk, &ts);
-	ts.tv_nsec += ns;
-	ts.tv_sec += ts.tv_nsec / 1000000000;
-	ts.tv_nsec %= 1000000000;
-	return ts;
-}
-
 static int64_t ns_of(clockid_t clk)
 {
 	struct timespec ts;
@@ -190,7 +166,7 @@ static void cond_timed_waits_respect_deadline(void)
 	const long wait_ns = 20 * 1000 * 1000;
 	for (int i = 0; i < 4; i++) {
 		clockid_t c = (i & 1) ? CLOCK_MONOTONIC : CLOCK_REALTIME;
-		struct timespec ts = in_ns(c, wait_ns);
+		struct timespec ts = test_time_in(c, wait_ns);
 		int64_t deadline = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 		int64_t t0 = test_now_ns();
 		CHECK_OK(pthread_mutex_lock(&m));

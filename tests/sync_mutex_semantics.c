@@ -17,20 +17,6 @@ static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
 static volatile int order[16];
 static volatile int norder;
 
-static pthread_t spawn(int prio, void *(*fn)(void *), intptr_t tag)
-{
-	pthread_attr_t a;
-	struct sched_param sp = { .sched_priority = prio };
-	pthread_t t;
-	CHECK_OK(pthread_attr_init(&a));
-	CHECK_OK(pthread_attr_setinheritsched(&a, PTHREAD_EXPLICIT_SCHED));
-	CHECK_OK(pthread_attr_setschedpolicy(&a, prio ? SCHED_FIFO : SCHED_OTHER));
-	CHECK_OK(pthread_attr_setschedparam(&a, &sp));
-	CHECK_OK(pthread_create(&t, &a, fn, (void *)tag));
-	CHECK_OK(pthread_attr_destroy(&a));
-	return t;
-}
-
 static void set_self_prio(int prio)
 {
 	struct sched_param sp = { .sched_priority = prio };
@@ -51,7 +37,7 @@ static void mutex_unlock_hands_off_to_waiter(void)
 {
 	norder = 0;
 	CHECK_OK(pthread_mutex_lock(&m));
-	pthread_t t = spawn(0, lock_record_unlock, 1);
+	pthread_t t = test_spawn_prio(0, lock_record_unlock, 1);
 	test_settle();                      /* t runs and parks on m */
 	CHECK_EQ(norder, 0);
 	CHECK_OK(pthread_mutex_unlock(&m));
@@ -74,7 +60,7 @@ static void mutex_waiters_by_priority_then_fifo(void)
 	set_self_prio(50);
 	CHECK_OK(pthread_mutex_lock(&m));
 	for (int i = 0; i < 5; i++)
-		t[i] = spawn(prio[i], lock_record_unlock, i + 1);
+		t[i] = test_spawn_prio(prio[i], lock_record_unlock, i + 1);
 	set_self_prio(0);                   /* now every waiter runs and parks */
 	CHECK_OK(pthread_mutex_unlock(&m));
 	for (int i = 0; i < 5; i++)
@@ -147,16 +133,6 @@ static void mutex_recursive_overflow_is_eagain(void)
 	CHECK_OK(pthread_mutex_destroy(&r));
 }
 
-static struct timespec in_ns(clockid_t clk, long ns)
-{
-	struct timespec ts;
-	clock_gettime(clk, &ts);
-	ts.tv_nsec += ns;
-	ts.tv_sec += ts.tv_nsec / 1000000000;
-	ts.tv_nsec %= 1000000000;
-	return ts;
-}
-
 static void *hold_for_a_while(void *arg)
 {
 	CHECK_OK(pthread_mutex_lock(&m));
@@ -172,7 +148,7 @@ PASSES_NULL static void mutex_timed_lock(void)
 	CHECK_OK(pthread_mutex_lock(&m));
 	for (int c = 0; c < 2; c++) {
 		clockid_t clk = c ? CLOCK_MONOTONIC : CLOCK_REALTIME;
-		struct timespec ts = in_ns(clk, 20 * 1000 * 1000);
+		struct timespec ts = test_time_in(clk, 20 * 1000 * 1000);
 		int64_t t0 = test_now_ns();
 		if (c)
 			CHECK_EQ(pthread_mutex_clocklock(&m, clk, &ts), ETIMEDOUT);
@@ -187,7 +163,7 @@ PASSES_NULL static void mutex_timed_lock(void)
 	bad.tv_nsec = -1;
 	CHECK_EQ(pthread_mutex_clocklock(&m, CLOCK_MONOTONIC, &bad), EINVAL);
 	CHECK_EQ(pthread_mutex_timedlock(&m, NUL(const struct timespec *)), EINVAL);
-	struct timespec ok = in_ns(CLOCK_MONOTONIC, 1000);
+	struct timespec ok = test_time_in(CLOCK_MONOTONIC, 1000);
 	CHECK_EQ(pthread_mutex_clocklock(&m, CLOCK_PROCESS_CPUTIME_ID, &ok), EINVAL);
 	CHECK_OK(pthread_mutex_unlock(&m));
 	/* free: a malformed time need not be looked at */
@@ -197,7 +173,7 @@ PASSES_NULL static void mutex_timed_lock(void)
 	pthread_t t;
 	CHECK_OK(pthread_create(&t, NULL, hold_for_a_while, NULL));
 	test_settle();
-	struct timespec ts = in_ns(CLOCK_MONOTONIC, 2000 * 1000 * 1000);
+	struct timespec ts = test_time_in(CLOCK_MONOTONIC, 2000 * 1000 * 1000);
 	CHECK_OK(pthread_mutex_clocklock(&m, CLOCK_MONOTONIC, &ts));
 	CHECK_OK(pthread_mutex_unlock(&m));
 	CHECK_OK(pthread_join(t, NULL));

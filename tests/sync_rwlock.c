@@ -144,19 +144,9 @@ static void rwlock_kinds(void)
 	CHECK_OK(pthread_rwlockattr_destroy(&a));
 }
 
-static struct timespec in_ns(clockid_t clk, long ns)
-{
-	struct timespec ts;
-	clock_gettime(clk, &ts);
-	ts.tv_nsec += ns;
-	ts.tv_sec += ts.tv_nsec / 1000000000;
-	ts.tv_nsec %= 1000000000;
-	return ts;
-}
-
 static void *try_timed_read(void *arg)
 {
-	struct timespec ts = in_ns(CLOCK_MONOTONIC, 10 * 1000 * 1000);
+	struct timespec ts = test_time_in(CLOCK_MONOTONIC, 10 * 1000 * 1000);
 	int64_t t0 = test_now_ns();
 	int r = pthread_rwlock_clockrdlock(&rw, CLOCK_MONOTONIC, &ts);
 	CHECK(test_now_ns() - t0 >= 9 * 1000 * 1000);
@@ -188,7 +178,7 @@ PASSES_NULL static void rwlock_errors_and_timeouts(void)
 	CHECK_EQ((intptr_t)r, ETIMEDOUT);
 	CHECK_OK(pthread_rwlock_unlock(&rw));                     /* intact */
 	CHECK_OK(pthread_rwlock_rdlock(&rw));
-	struct timespec ts = in_ns(CLOCK_REALTIME, 5 * 1000 * 1000);
+	struct timespec ts = test_time_in(CLOCK_REALTIME, 5 * 1000 * 1000);
 	CHECK_EQ(pthread_rwlock_timedwrlock(&rw, &ts), ETIMEDOUT); /* own read lock */
 	CHECK_EQ(pthread_rwlock_timedwrlock(&rw, &bad), EINVAL);
 	CHECK_EQ(pthread_rwlock_clockwrlock(&rw, CLOCK_PROCESS_CPUTIME_ID, &ts), EINVAL);

@@ -115,25 +115,12 @@ static void *mark(void *arg)
 	return NULL;
 }
 
-static pthread_t spawn(int prio, intptr_t tag)
-{
-	pthread_attr_t a;
-	struct sched_param sp = { .sched_priority = prio };
-	pthread_t t;
-	CHECK_OK(pthread_attr_init(&a));
-	CHECK_OK(pthread_attr_setinheritsched(&a, PTHREAD_EXPLICIT_SCHED));
-	CHECK_OK(pthread_attr_setschedpolicy(&a, prio ? SCHED_FIFO : SCHED_OTHER));
-	CHECK_OK(pthread_attr_setschedparam(&a, &sp));
-	CHECK_OK(pthread_create(&t, &a, mark, (void *)tag));
-	CHECK_OK(pthread_attr_destroy(&a));
-	return t;
-}
-
 static void yield_to_and_ping(void)
 {
 	struct sched_param sp = { .sched_priority = 10 };
 	CHECK_OK(pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp));
-	pthread_t a = spawn(10, 1), b = spawn(10, 2), c = spawn(10, 3), low = spawn(5, 4);
+	pthread_t a = test_spawn_prio(10, mark, 1), b = test_spawn_prio(10, mark, 2),
+		  c = test_spawn_prio(10, mark, 3), low = test_spawn_prio(5, mark, 4);
 	CHECK_OK(weft_ping(c));
 	/* c runs first though a and b were queued before it; the caller goes
 	 * to the tail of its level, so a and b run before it resumes. */
