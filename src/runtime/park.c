@@ -62,6 +62,7 @@ int __weft_park(struct waitq *q, int64_t deadline, enum wait_kind kind, void *ob
 		if (deadline <= __weft_now())
 			return ETIMEDOUT;
 		__weft_timer_add(self, deadline);
+		__weft_preempt_deadline(deadline);
 	}
 	if (q)
 		__weft_waitq_insert(q, self);

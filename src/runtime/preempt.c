@@ -71,6 +71,7 @@ static int tick_signal;
 static uint64_t slice_ns = DEFAULT_SLICE_NS;
 static bool slicing_possible;    /* CPU, library placement and settings allow it */
 static uintptr_t altstack_lo, altstack_hi;
+static int64_t tick_due = INT64_MAX;    /* when the timer fires next (CLOCK_MONOTONIC ns) */
 
 /* ---- where the PC may not be interrupted ---------------------------------- */
 
@@ -184,6 +185,10 @@ static void timer_set(uint64_t first_ns, uint64_t interval_ns, bool absolute)
 		.it_interval = { (time_t)(interval_ns / 1000000000u), (long)(interval_ns % 1000000000u) },
 	};
 	timer_settime(tick_timer, absolute ? TIMER_ABSTIME : 0, &its, NULL);
+	if (first_ns == 0)
+		tick_due = INT64_MAX;
+	else
+		tick_due = absolute ? (int64_t)first_ns : __weft_now() + (int64_t)first_ns;
 }
 
 static void tick_off(struct vp *vp)
@@ -224,6 +229,24 @@ void __weft_preempt_arm_slow(void)
 void __weft_preempt_idle(void)
 {
 	tick_off(&__weft_vp0);
+}
+
+/*
+ * The running UT parks until `deadline` and a lower-priority UT will run
+ * meanwhile: bring the tick forward to the deadline if it would come later,
+ * so that the sleeper takes the processor when its time comes rather than at
+ * the next slice boundary (up to a whole slice late).  Equal and lower
+ * priorities are left alone: their wake-up would not preempt anyway.
+ */
+void __weft_preempt_deadline(int64_t deadline)
+{
+	struct vp *vp = &__weft_vp0;
+	if (vp->tick_mode == TICK_OFF || deadline >= tick_due)
+		return;
+	int hp = __weft_highest_ready();
+	if (hp < 0 || hp >= (int)vp->cur->prio)
+		return;
+	timer_set((uint64_t)deadline, vp->tick_mode == TICK_PERIODIC ? slice_ns : 0, true);
 }
 
 /* ---- the handler --------------------------------------------------------- */
@@ -284,6 +307,7 @@ static void on_tick(int sig, siginfo_t *si, void *ucv)
 	int saved_errno = errno;
 	vp->ticks++;
 	vp->stat.ticks++;
+	tick_due = vp->tick_mode == TICK_PERIODIC ? __weft_now() + (int64_t)slice_ns : INT64_MAX;
 	if (vp->dispatch_pending)
 		vp->stat.retries++;
 	if (nras && ras_rollback(uc))

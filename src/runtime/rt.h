@@ -272,6 +272,8 @@ static inline void __weft_preempt_arm(void)
 }
 /* No UT can run: stop the tick before the VP sleeps in the kernel. */
 void __weft_preempt_idle(void) HIDDEN;
+/* The running UT parks until deadline: tick by then if a lower priority runs. */
+void __weft_preempt_deadline(int64_t deadline) HIDDEN;
 /* Act on a tick that was deferred (called when leaving Weft, and by the
  * trampoline of a fake call). */
 void __weft_preempted(void) HIDDEN;
