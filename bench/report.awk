@@ -138,6 +138,29 @@ function target_mutex(   w, c, ok) {
 		" — target ≤ 5 ns and below the floor: " (ok ? "**met**" : "**missed**")
 }
 
+# Issue 5: a Weft mechanism against the `lock cmpxchg` row, both on Weft.
+function target_beats(k, ref,   w, c, d) {
+	if (status[k SUBSEP "weft"] != "ok" || status[ref SUBSEP "weft"] != "ok")
+		return "- " label[k] ": not measured against " label[ref] " (" cell(k, "weft") " / " cell(ref, "weft") ")"
+	w = med[k SUBSEP "weft"]
+	c = med[ref SUBSEP "weft"]
+	d = w < c ? "**met**, " num(c / w, 1) "× faster" : "**missed** by " fmt_ns(w - c) " (" num(w / c, 1) "× slower)"
+	return "- " label[k] ": " fmt_ns(w) " against " label[ref] " " fmt_ns(c) " — beats it: " d
+}
+
+function latency_line(k,   s, b, id) {
+	s = "- " label[k] ":"
+	for (b = 1; b <= 2; b++) {
+		id = k SUBSEP (b == 1 ? "weft" : "nptl")
+		s = s (b == 1 ? " Weft " : "; NPTL ")
+		if (status[id] == "ok")
+			s = s "median " fmt_ns(med[id]) ", max " fmt_ns(hi[id])
+		else
+			s = s "n/a"
+	}
+	return s " (no target; report)"
+}
+
 END {
 	two = ("nptl2" in seen)
 	printf "| metric | Weft | NPTL | NPTL/Weft |%s papers (machine); peers |\n", two ? " NPTL, all CPUs |" : ""
@@ -168,6 +191,14 @@ END {
 	print target_ratio("mutex_handoff", 20)
 	print target_ratio("sem", 20)
 	print target_ratio("pingpong", 20)
+	print ""
+	print "Targets (issue 5):"
+	print ""
+	print target_mutex()
+	print target_beats("tas_dr", "tas_cas")
+	print target_beats("tas_ras", "tas_cas")
+	print target_beats("tas_rasi", "tas_cas")
+	print latency_line("preempt_latency")
 
 	if (chart != "") {
 		for (i = 1; i <= nkeys; i++) {
