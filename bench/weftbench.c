@@ -1893,8 +1893,10 @@ static void hammer_note(char *out, size_t len, const struct hammer *h)
 		 " preemptions; %" PRIu64 " deferrals; %" PRIu64 " rollbacks",
 		 TAS_THREADS, h->ops, h->ticks, h->preemptions, h->deferrals, h->rollbacks);
 #else
-	snprintf(out, len, "%d threads on the CPUs run.sh allows; %" PRIu64 " acquisitions; count exact", TAS_THREADS,
-		 h->ops);
+	cpu_set_t set;
+	int cpus = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 0;
+	snprintf(out, len, "%d threads on %d CPU%s; the kernel's slice; %" PRIu64 " acquisitions; count exact",
+		 TAS_THREADS, cpus, cpus == 1 ? "" : "s", h->ops);
 #endif
 }
 
