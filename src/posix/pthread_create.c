@@ -56,7 +56,11 @@ EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr,
 	struct ut *t = __weft_ut_alloc();
 	if (!t)
 		return EAGAIN;
-	if (take_stack(t, a) != 0) {
+	/* Out of memory for a stack: UTs that have exited but not yet been
+	 * switched away from, or ready ones about to exit, give stacks back
+	 * once they run, so let them run and try once more (as the kernel
+	 * reaps exited threads in the background for NPTL). */
+	if (take_stack(t, a) != 0 && (!vp->nready || (__weft_yield(), take_stack(t, a) != 0))) {
 		__weft_ut_free(t);
 		return EAGAIN;
 	}
