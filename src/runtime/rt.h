@@ -14,8 +14,9 @@
  *   ZOMBIE   — exited, joinable, waiting for pthread_join; no stack.
  * A UT's q_next/q_prev links are used by whichever queue holds it, so a UT
  * can never be on two queues at once.  Because a UT only loses the processor
- * inside the runtime (there is no preemption yet), runtime state needs no
- * lock and no atomic instruction: every sequence below runs to completion.
+ * inside the runtime (the preemption tick never interrupts Weft's own text,
+ * runtime/preempt.c), runtime state needs no lock and no atomic
+ * instruction: every sequence below runs to completion.
  */
 #ifndef WEFT_RT_H
 #define WEFT_RT_H
