@@ -13,10 +13,11 @@
  *              the timer heap iff it has a deadline;
  *   ZOMBIE   — exited, joinable, waiting for pthread_join; no stack.
  * A UT's q_next/q_prev links are used by whichever queue holds it, so a UT
- * can never be on two queues at once.  Because a UT only loses the processor
- * inside the runtime (the preemption tick never interrupts Weft's own text,
- * runtime/preempt.c), runtime state needs no lock and no atomic
- * instruction: every sequence below runs to completion.
+ * can never be on two queues at once.  A UT loses the processor only where
+ * runtime state is whole: inside a runtime call, or by a fake call from the
+ * preemption tick, which never lands in Weft's own text (runtime/preempt.c).
+ * So runtime state needs no lock and no atomic instruction: every sequence
+ * below runs to completion.
  */
 #ifndef WEFT_RT_H
 #define WEFT_RT_H
