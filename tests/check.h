@@ -60,19 +60,25 @@ static inline struct timespec test_time_in(clockid_t clk, long ns)
 	return ts;
 }
 
-/* Create a UT running fn(tag): SCHED_FIFO at `prio`, or SCHED_OTHER if 0. */
-static inline pthread_t test_spawn_prio(int prio, void *(*fn)(void *), intptr_t tag)
+/* Create a UT running fn(arg) with an explicit policy and priority. */
+static inline pthread_t test_spawn_sched(int policy, int prio, void *(*fn)(void *), void *arg)
 {
 	pthread_attr_t a;
 	struct sched_param sp = { .sched_priority = prio };
 	pthread_t t;
 	CHECK_OK(pthread_attr_init(&a));
 	CHECK_OK(pthread_attr_setinheritsched(&a, PTHREAD_EXPLICIT_SCHED));
-	CHECK_OK(pthread_attr_setschedpolicy(&a, prio ? SCHED_FIFO : SCHED_OTHER));
+	CHECK_OK(pthread_attr_setschedpolicy(&a, policy));
 	CHECK_OK(pthread_attr_setschedparam(&a, &sp));
-	CHECK_OK(pthread_create(&t, &a, fn, (void *)tag));
+	CHECK_OK(pthread_create(&t, &a, fn, arg));
 	CHECK_OK(pthread_attr_destroy(&a));
 	return t;
+}
+
+/* The same, SCHED_FIFO at `prio`, or SCHED_OTHER if prio is 0. */
+static inline pthread_t test_spawn_prio(int prio, void *(*fn)(void *), intptr_t tag)
+{
+	return test_spawn_sched(prio ? SCHED_FIFO : SCHED_OTHER, prio, fn, (void *)tag);
 }
 
 /* A loop count: n, divided by TEST_SCALE and by WEFT_TEST_QUICK when set

@@ -46,8 +46,8 @@ int main(void)
 	CHECK_OK(pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp));
 
 	struct weft_stats s0 = preempt_test_stats();
-	pthread_t a = spawn_sched(fifo_a, NULL, SCHED_FIFO, 10);
-	pthread_t b = spawn_sched(fifo_b, NULL, SCHED_FIFO, 10);
+	pthread_t a = test_spawn_sched(SCHED_FIFO, 10, fifo_a, NULL);
+	pthread_t b = test_spawn_sched(SCHED_FIFO, 10, fifo_b, NULL);
 	CHECK_OK(pthread_join(a, NULL));
 	CHECK_OK(pthread_join(b, NULL));
 	struct weft_stats s1 = preempt_test_stats();
@@ -55,8 +55,8 @@ int main(void)
 	CHECK(s1.ticks - s0.ticks > 0);          /* the tick ran, and changed nothing */
 	CHECK_EQ(s1.preemptions - s0.preemptions, 0);
 
-	pthread_t h = spawn_sched(high_sleeper, NULL, SCHED_FIFO, 20);
-	pthread_t l = spawn_sched(low_spinner, NULL, SCHED_RR, 5);
+	pthread_t h = test_spawn_sched(SCHED_FIFO, 20, high_sleeper, NULL);
+	pthread_t l = test_spawn_sched(SCHED_RR, 5, low_spinner, NULL);
 	CHECK_OK(pthread_join(l, NULL));
 	CHECK_OK(pthread_join(h, NULL));
 	CHECK(high_woke && low_saw_high);

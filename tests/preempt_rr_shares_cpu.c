@@ -36,7 +36,7 @@ int main(void)
 	CHECK_OK(pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp));
 	pthread_t t[2];
 	for (int i = 0; i < 2; i++)
-		t[i] = spawn_sched(spin, (void *)(intptr_t)i, SCHED_RR, 10);
+		t[i] = test_spawn_sched(SCHED_RR, 10, spin, (void *)(intptr_t)i);
 	struct timespec two = { 2, 0 };
 	CHECK_OK(nanosleep(&two, NULL));   /* main sleeps; its wake-up preempts them */
 	stop = 1;

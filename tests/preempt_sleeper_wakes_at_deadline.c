@@ -32,7 +32,7 @@ static int cmp_i64(const void *a, const void *b)
 int main(void)
 {
 	preempt_test_slice(SLICE_NS);
-	pthread_t t = spawn_sched(sleeper, NULL, SCHED_FIFO, 10);
+	pthread_t t = test_spawn_sched(SCHED_FIFO, 10, sleeper, NULL);
 	/* spin in our own text; read the clock rarely, only as a safety net */
 	uint64_t x = 1;
 	int64_t t0 = test_now_ns();

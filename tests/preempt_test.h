@@ -22,18 +22,4 @@ static inline struct weft_stats preempt_test_stats(void)
 	CHECK_OK(weft_stats_get(&s, sizeof s));
 	return s;
 }
-
-static inline pthread_t spawn_sched(void *(*fn)(void *), void *arg, int policy, int prio)
-{
-	pthread_attr_t a;
-	struct sched_param sp = { .sched_priority = prio };
-	pthread_t t;
-	CHECK_OK(pthread_attr_init(&a));
-	CHECK_OK(pthread_attr_setinheritsched(&a, PTHREAD_EXPLICIT_SCHED));
-	CHECK_OK(pthread_attr_setschedpolicy(&a, policy));
-	CHECK_OK(pthread_attr_setschedparam(&a, &sp));
-	CHECK_OK(pthread_create(&t, &a, fn, arg));
-	CHECK_OK(pthread_attr_destroy(&a));
-	return t;
-}
 #endif

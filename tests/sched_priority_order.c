@@ -44,20 +44,6 @@ static void *record_arg(void *arg)
 	return NULL;
 }
 
-static pthread_t spawn(int policy, int prio, void *(*fn)(void *), int tag)
-{
-	pthread_attr_t a;
-	struct sched_param sp = { .sched_priority = prio };
-	pthread_t t;
-	CHECK_OK(pthread_attr_init(&a));
-	CHECK_OK(pthread_attr_setinheritsched(&a, PTHREAD_EXPLICIT_SCHED));
-	CHECK_OK(pthread_attr_setschedpolicy(&a, policy));
-	CHECK_OK(pthread_attr_setschedparam(&a, &sp));
-	CHECK_OK(pthread_create(&t, &a, fn, (void *)(intptr_t)tag));
-	CHECK_OK(pthread_attr_destroy(&a));
-	return t;
-}
-
 static void set_self(int policy, int prio)
 {
 	struct sched_param sp = { .sched_priority = prio };
@@ -76,11 +62,11 @@ static void test_create_preempts_creator(void)
 {
 	reset();
 	set_self(SCHED_FIFO, 10);
-	pthread_t hi = spawn(SCHED_FIFO, 20, record_arg, 20);
+	pthread_t hi = test_spawn_sched(SCHED_FIFO, 20, record_arg, (void *)(intptr_t)20);
 	int want1[] = { 20 };
 	check_order(want1, 1);
-	pthread_t eq = spawn(SCHED_FIFO, 10, record_arg, 10);
-	pthread_t lo = spawn(SCHED_FIFO, 5, record_arg, 5);
+	pthread_t eq = test_spawn_sched(SCHED_FIFO, 10, record_arg, (void *)(intptr_t)10);
+	pthread_t lo = test_spawn_sched(SCHED_FIFO, 5, record_arg, (void *)(intptr_t)5);
 	check_order(want1, 1);
 	CHECK_OK(pthread_join(hi, NULL));
 	CHECK_OK(pthread_join(lo, NULL));   /* blocks: eq then lo run */
@@ -99,8 +85,7 @@ static void test_priority_then_fifo(void)
 	enum { N = sizeof prios / sizeof prios[0] };
 	pthread_t t[N];
 	for (int i = 0; i < N; i++)
-		t[i] = spawn(prios[i] ? SCHED_FIFO : SCHED_OTHER, prios[i], record_arg,
-			     prios[i] * 100 + i);
+		t[i] = test_spawn_prio(prios[i], record_arg, prios[i] * 100 + i);
 	CHECK_EQ(norder, 0);               /* none outranks main */
 	join_all(t, N);
 	int want[] = { 9902, 9906, 6400, 6404, 6303, 6308, 101, 105, 7 };
@@ -124,8 +109,8 @@ static void test_yield_rotation(void)
 	set_self(SCHED_FIFO, 50);
 	pthread_t t[3];
 	for (int i = 0; i < 3; i++)
-		t[i] = spawn(SCHED_FIFO, 10, yielder, i + 1);
-	pthread_t low = spawn(SCHED_FIFO, 5, record_arg, 99);
+		t[i] = test_spawn_sched(SCHED_FIFO, 10, yielder, (void *)(intptr_t)i + 1);
+	pthread_t low = test_spawn_sched(SCHED_FIFO, 5, record_arg, (void *)(intptr_t)99);
 	CHECK_OK(sched_yield());
 	CHECK_EQ(norder, 0);
 	join_all(t, 3);
@@ -138,7 +123,7 @@ static void test_yield_rotation(void)
 	reset();
 	set_self(SCHED_FIFO, 10);
 	for (int i = 0; i < 2; i++)
-		t[i] = spawn(SCHED_FIFO, 10, record_arg, i + 1);
+		t[i] = test_spawn_sched(SCHED_FIFO, 10, record_arg, (void *)(intptr_t)i + 1);
 	CHECK_EQ(norder, 0);
 	CHECK_OK(sched_yield());
 	int want2[] = { 1, 2 };
@@ -153,9 +138,9 @@ static void test_requeue_rules(void)
 {
 	reset();
 	set_self(SCHED_FIFO, 50);
-	pthread_t x = spawn(SCHED_FIFO, 30, record_arg, 1);
-	pthread_t y = spawn(SCHED_FIFO, 20, record_arg, 2);
-	pthread_t z = spawn(SCHED_FIFO, 20, record_arg, 3);
+	pthread_t x = test_spawn_sched(SCHED_FIFO, 30, record_arg, (void *)(intptr_t)1);
+	pthread_t y = test_spawn_sched(SCHED_FIFO, 20, record_arg, (void *)(intptr_t)2);
+	pthread_t z = test_spawn_sched(SCHED_FIFO, 20, record_arg, (void *)(intptr_t)3);
 	CHECK_OK(pthread_setschedprio(x, 20));
 	pthread_t t1[] = { x, y, z };
 	join_all(t1, 3);
@@ -163,9 +148,9 @@ static void test_requeue_rules(void)
 	check_order(want1, 3);
 
 	reset();
-	x = spawn(SCHED_FIFO, 30, record_arg, 1);
-	y = spawn(SCHED_FIFO, 20, record_arg, 2);
-	z = spawn(SCHED_FIFO, 20, record_arg, 3);
+	x = test_spawn_sched(SCHED_FIFO, 30, record_arg, (void *)(intptr_t)1);
+	y = test_spawn_sched(SCHED_FIFO, 20, record_arg, (void *)(intptr_t)2);
+	z = test_spawn_sched(SCHED_FIFO, 20, record_arg, (void *)(intptr_t)3);
 	struct sched_param sp = { .sched_priority = 20 };
 	CHECK_OK(pthread_setschedparam(x, SCHED_FIFO, &sp));
 	int policy;
@@ -178,7 +163,7 @@ static void test_requeue_rules(void)
 	check_order(want2, 3);
 
 	reset();
-	y = spawn(SCHED_FIFO, 20, record_arg, 2);
+	y = test_spawn_sched(SCHED_FIFO, 20, record_arg, (void *)(intptr_t)2);
 	CHECK_OK(pthread_setschedprio(y, 60));
 	int want3[] = { 2 };
 	check_order(want3, 1);
@@ -191,8 +176,8 @@ static void test_running_lowers_itself(void)
 {
 	reset();
 	set_self(SCHED_FIFO, 50);
-	pthread_t a = spawn(SCHED_FIFO, 40, record_arg, 40);
-	pthread_t b = spawn(SCHED_FIFO, 30, record_arg, 30);
+	pthread_t a = test_spawn_sched(SCHED_FIFO, 40, record_arg, (void *)(intptr_t)40);
+	pthread_t b = test_spawn_sched(SCHED_FIFO, 30, record_arg, (void *)(intptr_t)30);
 	CHECK_OK(pthread_setschedprio(pthread_self(), 30));
 	int want[] = { 40 };
 	check_order(want, 1);              /* a ran; b, behind main, did not */

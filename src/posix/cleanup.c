@@ -90,14 +90,22 @@ EXPORT void _pthread_cleanup_push(struct _pthread_cleanup_buffer *b, void (*rout
 	self->cleanup_old = b;
 }
 
-EXPORT void _pthread_cleanup_pop(struct _pthread_cleanup_buffer *b, int execute)
+/* Take b off the caller's old-ABI list: false for a NULL buffer. */
+static bool unlink_old(struct _pthread_cleanup_buffer *b)
 {
 	__weft_ensure();
 	if (!b)
-		return;
+		return false;
 	struct ut *self = __weft_self();
 	if (self->cleanup_old == b)
 		self->cleanup_old = b->__prev;
+	return true;
+}
+
+EXPORT void _pthread_cleanup_pop(struct _pthread_cleanup_buffer *b, int execute)
+{
+	if (!unlink_old(b))
+		return;
 	if (execute && b->__routine)
 		b->__routine(b->__arg);
 }
@@ -116,12 +124,8 @@ EXPORT void _pthread_cleanup_push_defer(struct _pthread_cleanup_buffer *b, void 
 
 EXPORT void _pthread_cleanup_pop_restore(struct _pthread_cleanup_buffer *b, int execute)
 {
-	__weft_ensure();
-	if (!b)
+	if (!unlink_old(b))
 		return;
-	struct ut *self = __weft_self();
-	if (self->cleanup_old == b)
-		self->cleanup_old = b->__prev;
 	if (b->__canceltype == PTHREAD_CANCEL_ASYNCHRONOUS)
 		pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, NULL);
 	if (execute && b->__routine)

@@ -114,15 +114,6 @@ void __weft_unpark(struct ut *t, int result)
 		__weft_preempt_check();
 }
 
-int __weft_wake_one(struct waitq *q, int result)
-{
-	struct ut *t = q->head;
-	if (!t)
-		return 0;
-	__weft_unpark(t, result);
-	return 1;
-}
-
 int __weft_wake_all_nopreempt(struct waitq *q, int result)
 {
 	int n = 0;

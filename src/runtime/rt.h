@@ -202,12 +202,13 @@ int __weft_stack_get(struct ut_stack *s, size_t size, size_t guard) HIDDEN;
 void __weft_stack_put(struct ut_stack *s) HIDDEN;
 size_t __weft_stack_default_size(void) HIDDEN;
 void __weft_stack_set_default_size(size_t size) HIDDEN;
+/* An unguarded stack's canary word is intact (checked at every switch). */
+bool __weft_stack_canary_ok(const struct ut_stack *s) HIDDEN;
 size_t __weft_page_size(void) HIDDEN;
 
 /* ---- scheduler (sched.c) ---- */
-/* Make t READY at the tail (or head) of its priority; no switch. */
+/* Make t READY at the tail of its priority; no switch. */
 void __weft_ready(struct ut *t) HIDDEN;
-void __weft_ready_head(struct ut *t) HIDDEN;
 /* If a ready UT outranks cur, cur goes to the head of its level and the
  * better UT runs (POSIX: a preempted thread heads its list). */
 void __weft_preempt_check(void) HIDDEN;
@@ -244,8 +245,7 @@ int __weft_park(struct waitq *q, int64_t deadline, enum wait_kind kind, void *ob
 void __weft_unpark(struct ut *t, int result) HIDDEN;
 /* Same, without the switch: call __weft_preempt_check after a batch. */
 void __weft_unpark_nopreempt(struct ut *t, int result) HIDDEN;
-/* Wake the first waiter / every waiter; return how many woke. */
-int __weft_wake_one(struct waitq *q, int result) HIDDEN;
+/* Wake every waiter; return how many woke. */
 int __weft_wake_all(struct waitq *q, int result) HIDDEN;
 int __weft_wake_all_nopreempt(struct waitq *q, int result) HIDDEN;
 

@@ -34,7 +34,6 @@ static inline void san_leave(struct ut *prev, struct ut *next) { (void)prev; (vo
 static inline void san_enter(struct ut *self) { (void)self; }
 #endif
 
-bool __weft_stack_canary_ok(const struct ut_stack *s) HIDDEN;
 
 static inline void bit_set(struct vp *vp, unsigned p) { vp->ready_bits[p >> 6] |= 1ull << (p & 63); }
 static inline void bit_clear(struct vp *vp, unsigned p) { vp->ready_bits[p >> 6] &= ~(1ull << (p & 63)); }
@@ -90,7 +89,6 @@ static inline struct ut *rq_pop(struct vp *vp, int prio)
 }
 
 void __weft_ready(struct ut *t) { rq_link(&__weft_vp0, t, false); }
-void __weft_ready_head(struct ut *t) { rq_link(&__weft_vp0, t, true); }
 
 /* Release the stack (and, if detached, the slot) of the UT that switched
  * away for the last time.  Runs on the next UT's stack, before user code. */

@@ -130,7 +130,6 @@ static void set_canary(struct ut_stack *s)
 	*(volatile uint64_t *)s->lo = CANARY;
 }
 
-bool __weft_stack_canary_ok(const struct ut_stack *s) HIDDEN;
 bool __weft_stack_canary_ok(const struct ut_stack *s)
 {
 	return *(const volatile uint64_t *)s->lo == CANARY;

@@ -62,54 +62,59 @@ static void dispatch(struct wrwlock *rw)
 	__weft_preempt_check();
 }
 
-static int rdlock(struct wrwlock *rw, bool try_only, clockid_t clk, const struct timespec *abs)
+/* What every lock call checks first: 0, or EINVAL, EBUSY (try) or EDEADLK
+ * (the caller is the writer). */
+static int enter_check(struct wrwlock *rw, bool try_only, clockid_t clk, const struct timespec *abs)
 {
 	if (!rw)
 		return EINVAL;
 	if (abs && clk != CLOCK_REALTIME && clk != CLOCK_MONOTONIC)
 		return EINVAL;
-	struct ut *self = __weft_self_ensure();
-	if (rw->writer == self)
+	if (rw->writer == __weft_self_ensure())
 		return try_only ? EBUSY : EDEADLK;
+	return 0;
+}
+
+/* The lock is not free for the caller: EBUSY for a try, else park on q
+ * until handed the lock or until abs (POSIX: the time is read only now). */
+static int wait_on(struct wrwlock *rw, struct waitq *q, bool try_only, clockid_t clk,
+		   const struct timespec *abs)
+{
+	if (try_only)
+		return EBUSY;
+	int64_t deadline = -1;
+	if (abs) {
+		int r = __weft_sync_deadline(clk, abs, &deadline);
+		if (r)
+			return r;
+	}
+	return __weft_park(q, deadline, WAIT_RWLOCK, rw);
+}
+
+static int rdlock(struct wrwlock *rw, bool try_only, clockid_t clk, const struct timespec *abs)
+{
+	int r = enter_check(rw, try_only, clk, abs);
+	if (r)
+		return r;
 	if (reader_may_enter(rw)) {
 		if (rw->nreaders == UINT32_MAX)
 			return EAGAIN;
 		rw->nreaders++;
 		return 0;
 	}
-	if (try_only)
-		return EBUSY;
-	int64_t deadline = -1;
-	if (abs) {
-		int r = __weft_sync_deadline(clk, abs, &deadline);
-		if (r)
-			return r;
-	}
-	return __weft_park(&rw->readers_q, deadline, WAIT_RWLOCK, rw);
+	return wait_on(rw, &rw->readers_q, try_only, clk, abs);
 }
 
 static int wrlock(struct wrwlock *rw, bool try_only, clockid_t clk, const struct timespec *abs)
 {
-	if (!rw)
-		return EINVAL;
-	if (abs && clk != CLOCK_REALTIME && clk != CLOCK_MONOTONIC)
-		return EINVAL;
-	struct ut *self = __weft_self_ensure();
-	if (rw->writer == self)
-		return try_only ? EBUSY : EDEADLK;
+	int r = enter_check(rw, try_only, clk, abs);
+	if (r)
+		return r;
 	if (!rw->writer && !rw->nreaders) {
-		rw->writer = self;
+		rw->writer = __weft_self();
 		return 0;
 	}
-	if (try_only)
-		return EBUSY;
-	int64_t deadline = -1;
-	if (abs) {
-		int r = __weft_sync_deadline(clk, abs, &deadline);
-		if (r)
-			return r;
-	}
-	int r = __weft_park(&rw->writers_q, deadline, WAIT_RWLOCK, rw);
+	r = wait_on(rw, &rw->writers_q, try_only, clk, abs);
 	if (r == ETIMEDOUT)
 		dispatch(rw);     /* readers held back by this writer may enter */
 	return r;
