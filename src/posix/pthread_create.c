@@ -10,6 +10,7 @@
 #include "../arch/arch.h"
 
 #include <string.h>
+#include <sys/single_threaded.h>
 
 extern uint64_t __weft_next_id HIDDEN;
 
@@ -78,6 +79,11 @@ EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr,
 	vp->stat.created++;
 	if (unlikely(vp->sched_debug || vp->trace))
 		__weft_debug_created(self, t);
+	/* glibc's own pthread_create tells libc and libstdc++ that the process
+	 * is threaded; libstdc++ takes shortcuts (stop_token, shared_ptr) while
+	 * __libc_single_threaded is 1, which are wrong once a second UT exists. */
+	if (unlikely(__libc_single_threaded))
+		__libc_single_threaded = 0;
 	__weft_ready(t);
 	if (t->prio > self->prio)
 		__weft_preempt_check();

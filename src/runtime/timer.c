@@ -27,22 +27,42 @@ static bool valid_ts(const struct timespec *ts)
 	return ts && ts->tv_nsec >= 0 && ts->tv_nsec < NSEC;
 }
 
-/* sec * 1e9 + nsec + base, clamped so that "forever" stays representable. */
-static int64_t add_ns(int64_t base, time_t sec, long nsec)
+/*
+ * Deadlines saturate at ±FOREVER instead of overflowing, so that any time a
+ * caller can pass — tv_sec near LLONG_MIN or LLONG_MAX on any clock — turns
+ * into "already past" or "never", and every sum below stays representable.
+ * Every deadline conversion goes through these two helpers.
+ */
+#define FOREVER (INT64_MAX / 2)
+
+static int64_t clamp_ns(int64_t v)
 {
-	const int64_t max = INT64_MAX / 2;
-	if (sec > (max - base) / NSEC)
-		return max;
-	int64_t v = base + (int64_t)sec * NSEC + nsec;
-	return v > max ? max : v;
+	return v > FOREVER ? FOREVER : v < -FOREVER ? -FOREVER : v;
+}
+
+/* sec * 1e9 + nsec (0 <= nsec < 1e9), saturated. */
+static int64_t ts_ns_sat(time_t sec, long nsec)
+{
+	if (sec >= FOREVER / NSEC)
+		return FOREVER;
+	if (sec <= -(FOREVER / NSEC))
+		return -FOREVER;
+	return (int64_t)sec * NSEC + nsec;
+}
+
+/* a + b for a, b in [-FOREVER, FOREVER]: cannot overflow, then clamped. */
+static int64_t add_sat(int64_t a, int64_t b)
+{
+	return clamp_ns(a + b);
 }
 
 int __weft_abs_deadline(clockid_t clk, const struct timespec *abs, int64_t *out)
 {
 	if (!valid_ts(abs))
 		return EINVAL;
+	int64_t at = ts_ns_sat(abs->tv_sec, abs->tv_nsec);
 	if (clk == CLOCK_MONOTONIC) {
-		*out = abs->tv_sec < 0 ? 0 : add_ns(0, abs->tv_sec, abs->tv_nsec);
+		*out = at < 0 ? 0 : at;
 		return 0;
 	}
 	if (clk != CLOCK_REALTIME && clk != CLOCK_BOOTTIME && clk != CLOCK_TAI)
@@ -51,14 +71,10 @@ int __weft_abs_deadline(clockid_t clk, const struct timespec *abs, int64_t *out)
 	if (clock_gettime(clk, &now) != 0)
 		return EINVAL;
 	int64_t mono = __weft_now();
-	/* time left on clk, then the same span on the monotonic clock */
-	time_t ds = abs->tv_sec - now.tv_sec;
-	long dn = abs->tv_nsec - now.tv_nsec;
-	if (dn < 0) {
-		dn += NSEC;
-		ds--;
-	}
-	*out = ds < 0 ? mono : add_ns(mono, ds, dn);
+	/* time left on clk, then the same span on the monotonic clock; a time
+	 * already past gives `mono`, which a park treats as expired */
+	int64_t left = add_sat(at, -ts_ns_sat(now.tv_sec, now.tv_nsec));
+	*out = left <= 0 ? mono : add_sat(mono, left);
 	return 0;
 }
 
@@ -66,7 +82,7 @@ int __weft_rel_deadline(const struct timespec *rel, int64_t *out)
 {
 	if (!valid_ts(rel) || rel->tv_sec < 0)
 		return EINVAL;
-	*out = add_ns(__weft_now(), rel->tv_sec, rel->tv_nsec);
+	*out = add_sat(__weft_now(), ts_ns_sat(rel->tv_sec, rel->tv_nsec));
 	return 0;
 }
 
