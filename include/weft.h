@@ -46,6 +46,8 @@ struct weft_stats {
 	uint64_t retries;           /* ticks that came while a deferral was pending */
 	uint64_t ras_rollbacks;     /* restartable sequences restarted */
 	uint64_t threads_ready;     /* UTs ready to run, not counting the caller */
+	uint64_t switch_points;     /* Weft calls' epilogues seen by a debug scheduler (WEFT_SCHED) */
+	uint64_t signals_deferred;  /* program signals held back while Weft's own code ran */
 };
 
 /* Copy the counters into *stats; pass sizeof *stats. */

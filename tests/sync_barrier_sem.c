@@ -67,7 +67,7 @@ PASSES_NULL static void barrier_errors(void)
 	CHECK_OK(pthread_barrier_init(&bar, &a, 2));
 	CHECK_OK(pthread_barrierattr_destroy(&a));
 	CHECK_OK(pthread_create(&t, NULL, wait_on_bar, NULL));
-	sched_yield();
+	test_settle();
 	CHECK_EQ(pthread_barrier_destroy(&bar), EBUSY);
 	CHECK_EQ(pthread_barrier_wait(&bar), PTHREAD_BARRIER_SERIAL_THREAD);  /* last in */
 	CHECK_OK(pthread_barrier_destroy(&bar));   /* at once, by the serial waiter */
@@ -130,7 +130,7 @@ static void sem_counts_and_handoff(void)
 	CHECK_EQ(errno, EAGAIN);
 	pthread_t t;
 	CHECK_OK(pthread_create(&t, NULL, sem_taker, NULL));
-	sched_yield();                              /* t parks */
+	test_settle();                              /* t parks */
 	CHECK_EQ(sem_destroy(&a_sem), -1);
 	CHECK_EQ(errno, EBUSY);
 	CHECK_OK(sem_post(&a_sem));                 /* handed to t, value stays 0 */

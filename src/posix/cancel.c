@@ -18,8 +18,8 @@
  *     does, so "asynchronous" means "as soon as it runs": if it is parked
  *     anywhere it is woken with ECANCELED and acts inside __weft_park;
  *     otherwise it is armed (CANCEL_ARMED) and acts where control returns
- *     into it: the preemption trampoline (__weft_preempted) or the exit
- *     point of the Weft call it was in (__weft_exit_point_slow);
+ *     into it: the epilogue of the Weft call it was in, or of the
+ *     preemption trampoline (runtime/epilogue.c);
  *   - disabled: the request stays pending until the state is enabled again.
  * glibc's rules are followed where POSIX leaves room: cancelling an exited
  * (not yet joined) thread succeeds and does nothing; enabling (or switching
@@ -30,7 +30,7 @@
  * enabled and asynchronous and which is not exiting; vp->cancel_armed
  * counts those UTs and vp->async_cancel is cancel_armed != 0.
  */
-#include "../runtime/rt.h"
+#include "posix.h"
 
 static void arm(struct vp *vp, struct ut *t)
 {
@@ -91,24 +91,25 @@ static void cancel_other(struct vp *vp, struct ut *t)
 EXPORT int pthread_cancel(pthread_t th)
 {
 	__weft_ensure();
+	WEFT_CALL();
 	struct vp *vp = __weft_vp();
 	struct ut *t = __weft_ut_lookup(th);
 	if (!t)
 		return ESRCH;
 	/* Exited or exiting: its outcome is decided (glibc returns 0 too). */
 	if (t->state == UT_ZOMBIE || t->state == UT_EXITING || (t->cancel & CANCEL_EXITING))
-		return __weft_exit_with(0);
+		return 0;
 	/* A second request changes nothing (the first decided everything). */
 	if (t->cancel & CANCEL_PENDING)
-		return __weft_exit_with(0);
+		return 0;
 	t->cancel |= CANCEL_PENDING;
 	if (t == vp->cur) {
 		if (async_due(t))
 			__weft_cancel_act();
-		return __weft_exit_with(0);
+		return 0;
 	}
 	cancel_other(vp, t);
-	return __weft_exit_with(0);
+	return 0;
 }
 
 EXPORT int pthread_setcancelstate(int state, int *old)
@@ -152,5 +153,6 @@ EXPORT int pthread_setcanceltype(int type, int *old)
 EXPORT void pthread_testcancel(void)
 {
 	__weft_ensure();
+	WEFT_CALL();
 	__weft_testcancel();
 }

@@ -30,7 +30,7 @@
  * a buffer lies inside the frame that pushed it, so "frame left" is
  * "the frame's CFA is above the buffer's address".
  */
-#include "../runtime/rt.h"
+#include "posix.h"
 
 #include <dlfcn.h>
 #include <setjmp.h>
@@ -154,7 +154,7 @@ static void finish_exit(struct ut *self)
 	self->cleanup_bufs = NULL;
 	free(self->unwind_exc);
 	self->unwind_exc = NULL;
-	__weft_exit_current(self->retval);
+	__weft_ut_exit(self->retval);
 }
 
 /* Re-enter the pthread_cleanup_push of `buf`: it runs its handler and

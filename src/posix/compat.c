@@ -21,6 +21,7 @@
  * calloc'ed pthread_cond_t that only pthread_cond_destroy frees.
  */
 #include "../runtime/rt.h"
+#include "../arch/arch.h"
 
 #include <sched.h>
 #include <stdlib.h>
@@ -40,14 +41,14 @@ int __weft_pthread_cond_broadcast_old(struct cond_2_0 *c);
 int __weft_pthread_attr_setaffinity_np_old(pthread_attr_t *a, const cpu_set_t *set);
 int __weft_pthread_attr_getaffinity_np_old(const pthread_attr_t *a, cpu_set_t *set);
 
-COMPAT(pthread_cond_init, "GLIBC_2.2.5");
-COMPAT(pthread_cond_destroy, "GLIBC_2.2.5");
-COMPAT(pthread_cond_wait, "GLIBC_2.2.5");
-COMPAT(pthread_cond_timedwait, "GLIBC_2.2.5");
-COMPAT(pthread_cond_signal, "GLIBC_2.2.5");
-COMPAT(pthread_cond_broadcast, "GLIBC_2.2.5");
-COMPAT(pthread_attr_setaffinity_np, "GLIBC_2.3.3");
-COMPAT(pthread_attr_getaffinity_np, "GLIBC_2.3.3");
+COMPAT(pthread_cond_init, WEFT_COMPAT_COND_OLD);
+COMPAT(pthread_cond_destroy, WEFT_COMPAT_COND_OLD);
+COMPAT(pthread_cond_wait, WEFT_COMPAT_COND_OLD);
+COMPAT(pthread_cond_timedwait, WEFT_COMPAT_COND_OLD);
+COMPAT(pthread_cond_signal, WEFT_COMPAT_COND_OLD);
+COMPAT(pthread_cond_broadcast, WEFT_COMPAT_COND_OLD);
+COMPAT(pthread_attr_setaffinity_np, WEFT_COMPAT_AFFINITY_OLD);
+COMPAT(pthread_attr_getaffinity_np, WEFT_COMPAT_AFFINITY_OLD);
 
 /* The real condition variable behind an old one, made at first use. */
 static int real_cond(struct cond_2_0 *c, pthread_cond_t **out)

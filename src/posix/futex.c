@@ -27,7 +27,7 @@
  * requeue-PI operations, which glibc uses only internally, through inline
  * system calls that never come here.
  */
-#include "../runtime/rt.h"
+#include "posix.h"
 #include "../arch/arch.h"
 
 #include <limits.h>
@@ -255,12 +255,17 @@ EXPORT long syscall(long nr, ...)
 	long a1 = va_arg(ap, long), a2 = va_arg(ap, long), a3 = va_arg(ap, long);
 	long a4 = va_arg(ap, long), a5 = va_arg(ap, long), a6 = va_arg(ap, long);
 	va_end(ap);
+	WEFT_CALL();
 	long r;
 	if (nr == SYS_futex && on_vp_thread() && futex_emulate(a1, a2, a3, a4, a5, a6, &r))
 		return r;
 #ifdef SYS_pause
-	if (nr == SYS_pause && on_vp_thread())
-		return pause();               /* park the UT, not the VP */
+	if (nr == SYS_pause && on_vp_thread()) {
+		/* park the UT, not the VP, as pause() does */
+		if (__weft_pause() == ECANCELED)
+			__weft_cancel_act();
+		return fail(EINTR);
+	}
 #endif
 	return kernel_syscall(nr, a1, a2, a3, a4, a5, a6);
 }

@@ -7,7 +7,7 @@
  * UT (EINVAL for a second, as glibc), and two UTs joining each other is
  * EDEADLK for the second.
  */
-#include "../runtime/rt.h"
+#include "posix.h"
 
 /* j is parked joining t.  A joiner woken by a timeout or a cancel is no
  * longer one, even before it runs again to clear t->joiner. */
@@ -46,42 +46,49 @@ static int join(pthread_t th, void **ret, int64_t deadline, bool try_only)
 	}
 	if (ret)
 		*ret = t->retval;
-	__weft_tsd_release(t);
-	__weft_ut_free(t);
+	__weft_ut_reap(t);
 	return 0;
 }
 
 EXPORT int pthread_join(pthread_t th, void **ret)
 {
-	return __weft_exit_with(join(th, ret, -1, false));
+	WEFT_CALL();
+	return join(th, ret, -1, false);
 }
 
 EXPORT int pthread_tryjoin_np(pthread_t th, void **ret)
 {
-	return __weft_exit_with(join(th, ret, -1, true));
+	WEFT_CALL();
+	return join(th, ret, -1, true);
+}
+
+static int clockjoin(pthread_t th, void **ret, clockid_t clk, const struct timespec *abs)
+{
+	int64_t deadline;
+	if (clk != CLOCK_REALTIME && clk != CLOCK_MONOTONIC)
+		return EINVAL;
+	__weft_ensure();
+	/* glibc checks the handle before the time: a dead thread is ESRCH */
+	if (!__weft_ut_lookup(th))
+		return ESRCH;
+	if (!abs)
+		return join(th, ret, -1, false);  /* glibc: no timeout */
+	int e = __weft_abs_deadline(clk, abs, &deadline);
+	if (e)
+		return e;
+	return join(th, ret, deadline, false);
 }
 
 EXPORT int pthread_clockjoin_np(pthread_t th, void **ret, clockid_t clk, const struct timespec *abs)
 {
-	int64_t deadline;
-	if (clk != CLOCK_REALTIME && clk != CLOCK_MONOTONIC)
-		return __weft_exit_with(EINVAL);
-	/* glibc checks the handle before the time: a dead thread is ESRCH */
-	if (!__weft_ut_lookup(th))
-		return __weft_exit_with(ESRCH);
-	if (!abs)
-		return __weft_exit_with(join(th, ret, -1, false));  /* glibc: no timeout */
-	int e = __weft_abs_deadline(clk, abs, &deadline);
-	if (e)
-		return __weft_exit_with(e);
-	return __weft_exit_with(join(th, ret, deadline, false));
+	WEFT_CALL();
+	return clockjoin(th, ret, clk, abs);
 }
 
 EXPORT int pthread_timedjoin_np(pthread_t th, void **ret, const struct timespec *abs)
 {
-	if (!abs)
-		return __weft_exit_with(join(th, ret, -1, false));   /* glibc: NULL means no timeout */
-	return __weft_exit_with(pthread_clockjoin_np(th, ret, CLOCK_REALTIME, abs));
+	WEFT_CALL();
+	return clockjoin(th, ret, CLOCK_REALTIME, abs);
 }
 
 EXPORT int pthread_detach(pthread_t th)
@@ -93,8 +100,7 @@ EXPORT int pthread_detach(pthread_t th)
 	if (t->detached || t->joiner)
 		return EINVAL;
 	if (t->state == UT_ZOMBIE) {
-		__weft_tsd_release(t);
-		__weft_ut_free(t);
+		__weft_ut_reap(t);
 		return 0;
 	}
 	t->detached = 1;

@@ -49,9 +49,10 @@ EXPORT int sched_get_priority_min(int policy)
 
 EXPORT int sched_yield(void)
 {
+	WEFT_CALL();
 	__weft_ensure();
 	__weft_yield();
-	return __weft_exit_with(0);
+	return 0;
 }
 
 /* glibc's header redirects pthread_yield to sched_yield, but old binaries
@@ -59,12 +60,16 @@ EXPORT int sched_yield(void)
 EXPORT int weft_pthread_yield_alias(void) __asm__("pthread_yield");
 EXPORT int weft_pthread_yield_alias(void)
 {
-	return sched_yield();
+	WEFT_CALL();
+	__weft_ensure();
+	__weft_yield();
+	return 0;
 }
 
 EXPORT int pthread_setschedparam(pthread_t th, int policy, const struct sched_param *p)
 {
 	__weft_ensure();
+	WEFT_CALL();
 	struct ut *t = __weft_ut_lookup(th);
 	if (!t)
 		return ESRCH;
@@ -93,6 +98,7 @@ EXPORT int pthread_getschedparam(pthread_t th, int *policy, struct sched_param *
 EXPORT int pthread_setschedprio(pthread_t th, int prio)
 {
 	__weft_ensure();
+	WEFT_CALL();
 	struct ut *t = __weft_ut_lookup(th);
 	if (!t)
 		return ESRCH;

@@ -11,7 +11,7 @@
  * what it would with NPTL.  Affinity and CPU clocks are those of the VP's
  * kernel thread, which every UT of the VP shares.
  */
-#include "../runtime/rt.h"
+#include "posix.h"
 #include "../arch/arch.h"
 
 #include <sched.h>
@@ -32,6 +32,7 @@ static int check_target(pthread_t th, int sig)
 
 EXPORT int pthread_kill(pthread_t th, int sig)
 {
+	WEFT_CALL();
 	int e = check_target(th, sig);
 	if (e || sig == 0)
 		return e;
@@ -41,6 +42,7 @@ EXPORT int pthread_kill(pthread_t th, int sig)
 
 EXPORT int pthread_sigqueue(pthread_t th, int sig, const union sigval value)
 {
+	WEFT_CALL();
 	int e = check_target(th, sig);
 	if (e || sig == 0)
 		return e;

@@ -7,7 +7,7 @@
  * Sleeps are not interrupted by signals yet (no EINTR, `rem` untouched)
  * until per-UT signal delivery exists.
  */
-#include "../runtime/rt.h"
+#include "posix.h"
 
 #include <unistd.h>
 
@@ -28,7 +28,7 @@ static bool sleepable_clock(clockid_t clk)
 	       clk == CLOCK_TAI;
 }
 
-EXPORT int clock_nanosleep(clockid_t clk, int flags, const struct timespec *req, struct timespec *rem)
+int __weft_clock_nanosleep(clockid_t clk, int flags, const struct timespec *req, struct timespec *rem)
 {
 	(void)rem;
 	__weft_ensure();
@@ -47,9 +47,15 @@ EXPORT int clock_nanosleep(clockid_t clk, int flags, const struct timespec *req,
 	return sleep_until(deadline);
 }
 
-EXPORT int nanosleep(const struct timespec *req, struct timespec *rem)
+EXPORT int clock_nanosleep(clockid_t clk, int flags, const struct timespec *req, struct timespec *rem)
 {
-	int e = clock_nanosleep(CLOCK_MONOTONIC, 0, req, rem);
+	WEFT_CALL();
+	return __weft_clock_nanosleep(clk, flags, req, rem);
+}
+
+static int relative_sleep(const struct timespec *req, struct timespec *rem)
+{
+	int e = __weft_clock_nanosleep(CLOCK_MONOTONIC, 0, req, rem);
 	if (e) {
 		errno = e;
 		return -1;
@@ -57,15 +63,23 @@ EXPORT int nanosleep(const struct timespec *req, struct timespec *rem)
 	return 0;
 }
 
+EXPORT int nanosleep(const struct timespec *req, struct timespec *rem)
+{
+	WEFT_CALL();
+	return relative_sleep(req, rem);
+}
+
 EXPORT int usleep(useconds_t usec)
 {
+	WEFT_CALL();
 	struct timespec ts = { .tv_sec = usec / 1000000, .tv_nsec = (long)(usec % 1000000) * 1000 };
-	return nanosleep(&ts, NULL);
+	return relative_sleep(&ts, NULL);
 }
 
 EXPORT unsigned int sleep(unsigned int seconds)
 {
+	WEFT_CALL();
 	struct timespec ts = { .tv_sec = seconds, .tv_nsec = 0 };
-	nanosleep(&ts, NULL);
+	relative_sleep(&ts, NULL);
 	return 0;
 }

@@ -43,7 +43,6 @@ static uint64_t rng_state;
 static unsigned pct_depth;
 static uint64_t pct_steps, pct_step_count;
 static uint64_t pct_change[PCT_MAX_DEPTH];
-static bool deadlock_report;
 
 struct trace_buf {
 	int fd;
@@ -107,7 +106,7 @@ bool __weft_sched_debug_parse(const char *v)
 
 static void trace_flush(void)
 {
-	struct trace_buf *t = __weft_vp()->trace;
+	struct trace_buf *t = __weft_proc.trace;
 	size_t off = 0;
 	while (off < t->len) {
 		ssize_t w = write(t->fd, t->buf + off, t->len - off);
@@ -121,7 +120,7 @@ static void trace_flush(void)
 static void trace_line(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void trace_line(const char *fmt, ...)
 {
-	struct trace_buf *t = __weft_vp()->trace;
+	struct trace_buf *t = __weft_proc.trace;
 	if (sizeof t->buf - t->len < 128)
 		trace_flush();
 	va_list ap;
@@ -146,7 +145,7 @@ void __weft_debug_created(struct ut *parent, struct ut *child)
 	struct vp *vp = __weft_vp();
 	if (vp->sched_debug == SD_PCT)
 		child->pct_prio = pct_depth + (uint32_t)(rng() % 1000000u);
-	if (vp->trace)
+	if (__weft_proc.trace)
 		trace_line("create %llu -> %llu\n", (unsigned long long)parent->id,
 			   (unsigned long long)child->id);
 }
@@ -159,9 +158,8 @@ static unsigned level_length(struct ut *head)
 	return n;
 }
 
-struct ut *__weft_debug_pick(int p)
+struct ut *__weft_debug_pick(struct vp *vp, int p)
 {
-	struct vp *vp = __weft_vp();
 	struct ut *head = vp->rq[p], *best = head;
 	if (vp->sched_debug == SD_RANDOM) {
 		unsigned k = (unsigned)(rng() % level_length(head));
@@ -189,10 +187,10 @@ static void random_step(void)
 	struct vp *vp = __weft_vp();
 	if (rng() & 1)
 		return;
-	int p = __weft_highest_ready();
+	int p = __weft_highest_ready(vp);
 	if (p < (int)vp->cur->prio)
 		return;
-	struct ut *t = __weft_debug_pick(p);
+	struct ut *t = __weft_debug_pick(vp, p);
 	uint64_t before = vp->stat.switches;
 	__weft_yield_to(t);
 	if (vp->stat.switches != before)
@@ -207,10 +205,10 @@ static void pct_step(void)
 	for (unsigned i = 1; i < pct_depth; i++)
 		if (pct_change[i] == pct_step_count)
 			cur->pct_prio = i;       /* below every initial priority */
-	int p = __weft_highest_ready();
+	int p = __weft_highest_ready(vp);
 	if (p < (int)cur->prio)
 		return;
-	struct ut *best = __weft_debug_pick(p);
+	struct ut *best = __weft_debug_pick(vp, p);
 	if (p > (int)cur->prio || best->pct_prio > cur->pct_prio) {
 		uint64_t before = vp->stat.switches;
 		__weft_yield_to(best);
@@ -219,13 +217,9 @@ static void pct_step(void)
 	}
 }
 
-void __weft_exit_point_slow(enum exit_point p)
+/* A switch point for the debug policy in force (the epilogue calls it). */
+void __weft_debug_switch_point(struct vp *vp, enum exit_point p)
 {
-	struct vp *vp = __weft_vp();
-	if (vp->dispatch_pending) {
-		vp->stat.dispatches++;
-		__weft_preempted();
-	}
 	switch (vp->sched_debug) {
 	case SD_MUTEXSWITCH:
 		if (p == EXIT_MUTEX_LOCK)
@@ -243,9 +237,6 @@ void __weft_exit_point_slow(enum exit_point p)
 	default:
 		break;
 	}
-	/* Asynchronously cancelled while switched out: act on return. */
-	if (vp->async_cancel)
-		__weft_cancel_async_point();
 }
 
 /* ---- reports ------------------------------------------------------------ */
@@ -286,7 +277,7 @@ static void schedule_summary(const char *prefix)
 static void at_exit_report(void)
 {
 	struct vp *vp = __weft_vp();
-	if (vp->trace)
+	if (__weft_proc.trace)
 		trace_flush();
 	if (vp->sched_debug)
 		schedule_summary("weft: ");
@@ -310,7 +301,7 @@ static void describe_one(struct ut *t, void *ctx)
 	if (t->state != UT_BLOCKED)
 		return;
 	char what[160];
-	const struct ut *holder = __weft_wait_holder(t);
+	const struct ut *holder = __weft_hooks.wait_holder(t);
 	if (t->wait_kind == WAIT_JOIN && t->wait_obj) {
 		const struct ut *target = t->wait_obj;
 		snprintf(what, sizeof what, "joins thread %llu \"%s\"",
@@ -330,13 +321,13 @@ static void describe_one(struct ut *t, void *ctx)
 void __weft_deadlock(void)
 {
 	struct vp *vp = __weft_vp();
-	if (!deadlock_report && !vp->sched_debug)
+	if (!__weft_cfg()->deadlock_report && !vp->sched_debug)
 		return;
 	say("weft: deadlock: every thread is blocked and nothing can wake any of them\n");
 	__weft_ut_foreach(describe_one, NULL);
 	if (vp->sched_debug)
 		schedule_summary("weft: ");
-	if (vp->trace)
+	if (__weft_proc.trace)
 		trace_flush();
 	abort();
 }
@@ -344,13 +335,8 @@ void __weft_deadlock(void)
 void __weft_sched_debug_init(void)
 {
 	struct vp *vp = __weft_vp();
-	const char *d = getenv("WEFT_DEADLOCK");
-	if (d && strcmp(d, "report") == 0)
-		deadlock_report = true;
-	else if (d && *d && strcmp(d, "off") != 0)
-		say("weft: WEFT_DEADLOCK=%s is not report or off; using the default off\n", d);
-	const char *path = getenv("WEFT_TRACE");
-	if (path && *path) {
+	const char *path = __weft_cfg()->trace_path;
+	if (path) {
 		struct trace_buf *t = malloc(sizeof *t);
 		int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 		if (!t || fd < 0) {
@@ -361,7 +347,7 @@ void __weft_sched_debug_init(void)
 		} else {
 			t->fd = fd;
 			t->len = 0;
-			vp->trace = t;
+			__weft_proc.trace = t;
 		}
 	}
 	if (vp->sched_debug == SD_PCT)
@@ -369,7 +355,7 @@ void __weft_sched_debug_init(void)
 	/* A backstop only: a UT spinning without calling Weft must not hang a
 	 * seeded schedule, but every tick switch makes the run timing-dependent. */
 	if (vp->sched_debug && vp->preempt_on)
-		weft_timeslice_set(DEBUG_BACKSTOP_NS);
-	if (vp->sched_debug || vp->trace)
+		__weft_timeslice_set(DEBUG_BACKSTOP_NS);
+	if (vp->sched_debug || __weft_proc.trace)
 		atexit(at_exit_report);
 }

@@ -47,7 +47,7 @@ static bool in_guard(const struct ut *t, uintptr_t a)
 static void on_fault(int sig, siginfo_t *si, void *uc)
 {
 	(void)uc;
-	struct ut *t = __weft_vp0.cur;
+	struct ut *t = __weft_vp()->cur;
 	uintptr_t a = (uintptr_t)si->si_addr;
 	if (t && in_guard(t, a)) {
 		char buf[256];

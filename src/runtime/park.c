@@ -8,8 +8,15 @@
  * unpark undoes all three before the UT becomes READY, so a wake-up and a
  * timeout can never both happen.  pthread_cancel wakes a UT parked at a
  * cancellation point (or anywhere, if asynchronous) with ECANCELED.
+ *
+ * Locks (M:N; empty in M:1): the caller of park holds the lock of q's
+ * object and passes it as `release`; park releases it only once the UT is
+ * on q, so a waker, which takes the same lock, always finds it there.
  */
 #include "rt.h"
+#include "../arch/arch.h"
+
+#include <sys/syscall.h>
 
 void __weft_waitq_insert(struct waitq *q, struct ut *t)
 {
@@ -54,13 +61,43 @@ void __weft_waitq_remove(struct waitq *q, struct ut *t)
 	t->wq = NULL;
 }
 
-int __weft_park(struct waitq *q, int64_t deadline, enum wait_kind kind, void *obj)
+/*
+ * A signal handler run by the idle loop (signal.c) is on the stack of a UT
+ * that is already parked, and no other UT may run: a wait from it can only
+ * be a wait in the kernel, as a kernel thread's would be — until the
+ * deadline, or for ever (POSIX allows only async-signal-safe calls there;
+ * sleep() is one of them).
+ */
+static int park_while_parked(int64_t deadline, struct weft_lock *release)
+{
+	if (release)
+		__weft_unlock(release);
+	for (;;) {
+		if (deadline < 0) {
+			__weft_raw_syscall6(SYS_pause, 0, 0, 0, 0, 0, 0);
+			continue;
+		}
+		int64_t now = __weft_now();
+		if (deadline <= now)
+			return ETIMEDOUT;
+		struct timespec ts = { .tv_sec = deadline / 1000000000, .tv_nsec = deadline % 1000000000 };
+		__weft_raw_syscall6(SYS_clock_nanosleep, CLOCK_MONOTONIC, TIMER_ABSTIME, (long)&ts, 0, 0, 0);
+	}
+}
+
+int __weft_park_release(struct waitq *q, int64_t deadline, enum wait_kind kind, void *obj,
+			struct weft_lock *release)
 {
 	struct vp *vp = __weft_vp();
 	struct ut *self = vp->cur;
+	if (unlikely(self->state != UT_RUNNING))
+		return park_while_parked(deadline, release);
 	if (deadline >= 0) {
-		if (deadline <= __weft_now())
+		if (deadline <= __weft_now()) {
+			if (release)
+				__weft_unlock(release);
 			return ETIMEDOUT;
+		}
 		__weft_timer_add(self, deadline);
 		__weft_preempt_deadline(deadline);
 	}
@@ -68,19 +105,26 @@ int __weft_park(struct waitq *q, int64_t deadline, enum wait_kind kind, void *ob
 		__weft_waitq_insert(q, self);
 	else
 		self->wq = NULL;
-	self->state = UT_BLOCKED;
+	WEFT_STATE(self, UT_BLOCKED);
 	self->wait_kind = (uint8_t)kind;
 	self->wait_obj = obj;
 	self->wake = 0;
 	vp->stat.parks++;
+	if (release)
+		__weft_unlock(release);
 	__weft_schedule();
 	self->wait_kind = WAIT_NONE;
 	self->wait_obj = NULL;
 	/* Woken by an asynchronous cancel away from a cancellation point:
 	 * act here (at one, the caller tidies up and acts itself). */
 	if (unlikely(self->wake == ECANCELED) && self->cancel_point == CP_NONE)
-		__weft_cancel_act();
+		__weft_hooks.cancel_act();
 	return self->wake;
+}
+
+int __weft_park(struct waitq *q, int64_t deadline, enum wait_kind kind, void *obj)
+{
+	return __weft_park_release(q, deadline, kind, obj, NULL);
 }
 
 int __weft_park_cancellable(struct waitq *q, int64_t deadline, enum wait_kind kind, void *obj)

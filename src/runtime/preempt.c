@@ -8,25 +8,39 @@
  * the next deadline when only sleepers are left, and stopped when the VP goes
  * idle or nothing but the running UT exists.
  *
- * The handler runs on the VP's alternate stack and never switches itself.
- * It looks at the interrupted PC (Marovich's address-range test, Bershad's
- * user-level detection):
- *   - inside a registered restartable sequence: the PC goes back to the
- *     sequence's start (Bershad's rollback), whatever happens next;
- *   - inside Weft's own text, libc, the dynamic loader, the vDSO, libgcc or a
- *     library named in WEFT_NOPREEMPT: nothing is touched; "dispatch pending"
- *     is set, acted on when control leaves Weft (__weft_exit_point) or at
- *     a short retry tick.  Never switching inside libc is what lets UTs share
- *     one kernel thread's stdio and malloc locks;
- *   - anywhere else: a fake call (Mueller) into the arch trampoline, which
- *     saves every register and the xsave state on the UT's stack and calls
- *     __weft_preempted, which switches.
+ * The signal contract for the tick handler (docs/architecture.md):
+ *   1. Before it reads anything of the scheduler, it decides from the
+ *      interrupted PC and stack pointer alone whether the UT may be
+ *      interrupted: not inside a restartable sequence (rolled back first),
+ *      not in Weft's text, libc, the dynamic loader, the vDSO, libgcc or a
+ *      WEFT_NOPREEMPT library (Marovich's address-range test, Bershad's
+ *      user-level detection), not inside a program signal handler that runs
+ *      over such code (signal.c's noswitch mark), and with room on the UT's
+ *      stack for the trampoline.  What it reads for that is published:
+ *      the range table and the RAS table are built off to the side and made
+ *      visible by one store, and never changed or freed afterwards; the
+ *      noswitch mark is written only by handlers on this kernel thread.
+ *   2. Protected: it sets dispatch_pending (acted on by the next epilogue)
+ *      and arms the retry timer, which only handlers touch.
+ *   3. Not protected: the runtime's state is whole (the mainline is in the
+ *      program's code), and the handler makes a fake call (Mueller) into the
+ *      arch trampoline, which saves every register and calls
+ *      __weft_preempted on the UT's stack.  Everything else — running
+ *      timers, choosing whether to switch, retuning the tick — happens
+ *      there, on the mainline, at a point where the UT could have called
+ *      sched_yield itself.
+ * The handler writes only vp->async (its counters and retry_armed),
+ * dispatch_pending and the interrupted context.  The tick timer is
+ * programmed only by the mainline, the retry timer only by the handler, so
+ * neither is ever raced.  Because Weft's text is one region that is never
+ * interrupted midway, the runtime and the sync fast paths need no lock
+ * prefix and no flag in M:1.
  *
- * Because Weft's text is one region that is never interrupted midway, the
- * runtime and the sync fast paths need no lock prefix and no flag in M:1.
- * Invariant: the handler changes runtime state only by setting
- * dispatch_pending, counting, and re-arming the timer; everything else
- * happens in __weft_preempted, at a point where the UT could have called it.
+ * The tick's cost: a timer signal costs ~20-30 µs of CPU on this VM (timer
+ * virtualisation), ~2 µs on bare metal.  Slicing faster than a few times that
+ * spends the processor on ticks, so the first time slicing starts, the
+ * tick's latency is measured and the slice in force is never below
+ * SLICE_COST_FACTOR times it (capped at SLICE_FLOOR_CAP_NS).
  */
 #include "rt.h"
 #include "../arch/arch.h"
@@ -34,7 +48,6 @@
 
 #include <dlfcn.h>
 #include <link.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
@@ -43,35 +56,41 @@
 
 #define MAX_RANGES 64
 #define MAX_RAS 32
-#define DEFAULT_SLICE_NS 10000000ull
 #define MIN_SLICE_NS 10000ull
+#define SLICE_COST_FACTOR 4
+#define SLICE_FLOOR_CAP_NS 100000ull
+#define CALIBRATION_SAMPLES 3
+
+enum { TIMER_TICK = 1, TIMER_RETRY = 2 };   /* sigev_value of each timer */
 
 struct range {
 	uintptr_t lo, hi;
 };
 
-uint64_t __weft_xsave_size HIDDEN = 4096;
-
-/* Two tables, so the handler always reads a complete one while the other
- * is rebuilt; `ranges` is switched in one store. */
+/* A published table: filled completely, then made current by one release
+ * store; never modified or freed afterwards (a few hundred bytes per load
+ * of new libraries). */
 struct range_table {
-	unsigned n;
+	unsigned n, nweft;            /* r[0..nweft) is Weft's own text */
 	struct range r[MAX_RANGES];
 };
-static struct range_table tables[2];
 static struct range_table *volatile ranges;
 static unsigned long long ranges_adds = ~0ull;    /* dl_iterate_phdr generation seen */
 
+/* Restartable sequences: entries are written before nras counts them. */
 static struct range ras[MAX_RAS];
 static volatile unsigned nras;
 
-static timer_t tick_timer;
-static bool timer_made;
+/* Mainline-owned (set up once; the tick timer is programmed only here). */
+static timer_t tick_timer, retry_timer;
+static bool timers_made;
 static int tick_signal;
-static uint64_t slice_ns = DEFAULT_SLICE_NS;
-static bool slicing_possible;    /* CPU, library placement and settings allow it */
-static uintptr_t altstack_lo, altstack_hi;
-static int64_t tick_due = INT64_MAX;    /* when the timer fires next (CLOCK_MONOTONIC ns) */
+static uint64_t slice_req_ns;         /* what the program asked for */
+static uint64_t slice_ns;             /* in force: never below slice_floor_ns */
+static uint64_t slice_floor_ns;       /* 0 until measured */
+static bool slicing_possible;         /* CPU, library placement and settings allow it */
+static int64_t tick_first;            /* when the armed tick timer fires first (ns) */
+static uint64_t tick_interval;        /* and then every this many ns (0: one-shot) */
 
 /* ---- where the PC may not be interrupted ---------------------------------- */
 
@@ -106,27 +125,12 @@ static bool in_list(const char *path, const char *list)
 
 struct scan {
 	uintptr_t self_base;
-	const char *extra;
+	bool weft_pass;               /* first pass: Weft's own object only */
 	struct range_table *table;
 };
 
-static int add_object(struct dl_phdr_info *info, size_t size, void *arg)
+static void add_text(struct range_table *t, const struct dl_phdr_info *info)
 {
-	(void)size;
-	struct scan *sc = arg;
-	struct range_table *t = sc->table;
-	const char *name = info->dlpi_name ? info->dlpi_name : "";
-	bool protect = info->dlpi_addr == sc->self_base && name[0];
-	for (const char **p = default_nopreempt; !protect && *p; p++)
-		protect = name[0] && name_matches(name, *p);
-	if (!protect)
-		protect = name[0] && in_list(name, sc->extra);
-	/* The vDSO has an empty name in some glibc versions: recognise it by
-	 * its address, which getauxval knows. */
-	if (!protect && !name[0] && info->dlpi_addr && info->dlpi_addr != sc->self_base)
-		protect = (uintptr_t)info->dlpi_addr == (uintptr_t)getauxval(AT_SYSINFO_EHDR);
-	if (!protect)
-		return 0;
 	for (int i = 0; i < info->dlpi_phnum && t->n < MAX_RANGES; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
 		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
@@ -135,6 +139,32 @@ static int add_object(struct dl_phdr_info *info, size_t size, void *arg)
 		t->r[t->n].hi = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
 		t->n++;
 	}
+}
+
+static int add_object(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	struct scan *sc = arg;
+	const char *name = info->dlpi_name ? info->dlpi_name : "";
+	bool weft = info->dlpi_addr == sc->self_base && name[0];
+	if (sc->weft_pass) {
+		if (weft)
+			add_text(sc->table, info);
+		return 0;
+	}
+	if (weft)
+		return 0;
+	bool protect = false;
+	for (const char **p = default_nopreempt; !protect && *p; p++)
+		protect = name[0] && name_matches(name, *p);
+	if (!protect)
+		protect = name[0] && in_list(name, __weft_cfg()->nopreempt);
+	/* The vDSO has an empty name in some glibc versions: recognise it by
+	 * its address, which getauxval knows. */
+	if (!protect && !name[0] && info->dlpi_addr)
+		protect = (uintptr_t)info->dlpi_addr == (uintptr_t)getauxval(AT_SYSINFO_EHDR);
+	if (protect)
+		add_text(sc->table, info);
 	return 0;
 }
 
@@ -146,28 +176,32 @@ static int count_adds(struct dl_phdr_info *info, size_t size, void *arg)
 }
 
 /* (Re)build the table when objects were loaded since the last scan; runs
- * outside signal context (dl_iterate_phdr takes the loader's lock). */
+ * on the mainline (dl_iterate_phdr takes the loader's lock).  A table that
+ * cannot be allocated leaves the old one in force. */
 static void refresh_ranges(void)
 {
 	unsigned long long adds = 0;
 	dl_iterate_phdr(count_adds, &adds);
 	if (adds == ranges_adds)
 		return;
+	struct range_table *next = calloc(1, sizeof *next);
+	if (!next)
+		return;
 	Dl_info di;
-	struct range_table *next = ranges == &tables[0] ? &tables[1] : &tables[0];
-	struct scan sc = { 0, getenv("WEFT_NOPREEMPT"), next };
+	struct scan sc = { 0, true, next };
 	if (dladdr((void *)refresh_ranges, &di) && di.dli_fbase)
 		sc.self_base = (uintptr_t)di.dli_fbase;
-	next->n = 0;
 	dl_iterate_phdr(add_object, &sc);
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	ranges = next;
+	next->nweft = next->n;
+	sc.weft_pass = false;
+	dl_iterate_phdr(add_object, &sc);
+	__atomic_store_n(&ranges, next, __ATOMIC_RELEASE);
 	ranges_adds = adds;
 }
 
-static bool pc_protected(uintptr_t pc)
+bool __weft_pc_protected(uintptr_t pc)
 {
-	const struct range_table *t = ranges;
+	const struct range_table *t = __atomic_load_n(&ranges, __ATOMIC_ACQUIRE);
 	if (!t)
 		return true;          /* not scanned yet: be safe */
 	for (unsigned i = 0; i < t->n; i++)
@@ -176,80 +210,78 @@ static bool pc_protected(uintptr_t pc)
 	return false;
 }
 
-/* ---- the timer ----------------------------------------------------------- */
-
-static void timer_set(uint64_t first_ns, uint64_t interval_ns, bool absolute)
+bool __weft_pc_in_weft(uintptr_t pc)
 {
-	struct itimerspec its = {
-		.it_value = { (time_t)(first_ns / 1000000000u), (long)(first_ns % 1000000000u) },
-		.it_interval = { (time_t)(interval_ns / 1000000000u), (long)(interval_ns % 1000000000u) },
-	};
+	const struct range_table *t = __atomic_load_n(&ranges, __ATOMIC_ACQUIRE);
+	if (!t)
+		return true;
+	for (unsigned i = 0; i < t->nweft; i++)
+		if (pc >= t->r[i].lo && pc < t->r[i].hi)
+			return true;
+	return false;
+}
+
+int __weft_tick_signal(void) { return slicing_possible ? tick_signal : 0; }
+
+/* ---- the timers ---------------------------------------------------------- */
+
+static void itimer(struct itimerspec *its, uint64_t first_ns, uint64_t interval_ns)
+{
+	its->it_value.tv_sec = (time_t)(first_ns / 1000000000u);
+	its->it_value.tv_nsec = (long)(first_ns % 1000000000u);
+	its->it_interval.tv_sec = (time_t)(interval_ns / 1000000000u);
+	its->it_interval.tv_nsec = (long)(interval_ns % 1000000000u);
+}
+
+/* Program the tick timer (mainline only). */
+static void tick_set(uint64_t first_ns, uint64_t interval_ns, bool absolute)
+{
+	struct itimerspec its;
+	itimer(&its, first_ns, interval_ns);
 	timer_settime(tick_timer, absolute ? TIMER_ABSTIME : 0, &its, NULL);
-	if (first_ns == 0)
-		tick_due = INT64_MAX;
-	else
-		tick_due = absolute ? (int64_t)first_ns : __weft_now() + (int64_t)first_ns;
+	tick_first = first_ns == 0 ? INT64_MAX
+				   : absolute ? (int64_t)first_ns : __weft_now() + (int64_t)first_ns;
+	tick_interval = interval_ns;
+}
+
+/* When the tick timer fires next, as the mainline programmed it. */
+static int64_t tick_due(int64_t now)
+{
+	if (tick_first == INT64_MAX || tick_first > now || !tick_interval)
+		return tick_first > now ? tick_first : INT64_MAX;
+	uint64_t k = (uint64_t)(now - tick_first) / tick_interval + 1;
+	return tick_first + (int64_t)(k * tick_interval);
 }
 
 static void tick_off(struct vp *vp)
 {
 	if (vp->tick_mode == TICK_OFF)
 		return;
-	timer_set(0, 0, false);
+	tick_set(0, 0, false);
 	vp->tick_mode = TICK_OFF;
 }
 
-static bool make_timer(void)
+static bool make_timer(timer_t *t, int which)
 {
 	struct sigevent sev;
 	memset(&sev, 0, sizeof sev);
 	sev.sigev_notify = SIGEV_THREAD_ID;
 	sev.sigev_signo = tick_signal;
+	sev.sigev_value.sival_int = which;
 	sev._sigev_un._tid = (pid_t)syscall(SYS_gettid);
-	if (timer_create(CLOCK_MONOTONIC, &sev, &tick_timer) != 0)
-		return false;
-	timer_made = true;
-	return true;
-}
-
-void __weft_preempt_arm_slow(void)
-{
-	struct vp *vp = &__weft_vp0;
-	if (!timer_made) {
-		if (!make_timer()) {
-			vp->preempt_on = false;
-			return;
-		}
-	}
-	refresh_ranges();
-	timer_set(slice_ns, slice_ns, false);
-	vp->tick_mode = TICK_PERIODIC;
-}
-
-void __weft_preempt_idle(void)
-{
-	tick_off(&__weft_vp0);
-}
-
-/*
- * The running UT parks until `deadline` and a lower-priority UT will run
- * meanwhile: bring the tick forward to the deadline if it would come later,
- * so that the sleeper takes the processor when its time comes rather than at
- * the next slice boundary (up to a whole slice late).  Equal and lower
- * priorities are left alone: their wake-up would not preempt anyway.
- */
-void __weft_preempt_deadline(int64_t deadline)
-{
-	struct vp *vp = &__weft_vp0;
-	if (vp->tick_mode == TICK_OFF || deadline >= tick_due)
-		return;
-	int hp = __weft_highest_ready();
-	if (hp < 0 || hp >= (int)vp->cur->prio)
-		return;
-	timer_set((uint64_t)deadline, vp->tick_mode == TICK_PERIODIC ? slice_ns : 0, true);
+	return timer_create(CLOCK_MONOTONIC, &sev, t) == 0;
 }
 
 /* ---- the handler --------------------------------------------------------- */
+
+static volatile int calibrating;      /* the tick's cost is being measured */
+static volatile int64_t calib_seen;
+
+static bool is_tick(const siginfo_t *si)
+{
+	return si->si_code == SI_TIMER &&
+	       (si->si_value.sival_int == TIMER_TICK || si->si_value.sival_int == TIMER_RETRY);
+}
 
 static bool ras_rollback(ucontext_t *uc)
 {
@@ -264,106 +296,207 @@ static bool ras_rollback(ucontext_t *uc)
 	return false;
 }
 
-/* Does the running UT have to give way now? */
-static bool switch_wanted(struct vp *vp, int64_t now)
+/* Room below sp for the trampoline's frame and the scheduler.  Read only
+ * once the PC is known to be outside Weft: cur and its stack are stable.
+ * Off the UT's stack, sp is on a stack the program manages itself (its own
+ * coroutines: fine) or on the kernel thread's alternate signal stack, where
+ * a program handler runs: switching there would let the next UT's signals
+ * overwrite its frames, so not there (one sigaltstack query, off the usual
+ * path). */
+static bool stack_has_room(const struct ut *t, uintptr_t sp)
 {
-	const struct ut *cur = vp->cur;
-	int hp = __weft_highest_ready();
-	if (__weft_timers_pending() && __weft_timers_next() <= now)
+	if (sp > (uintptr_t)t->stack.lo && sp <= (uintptr_t)t->stack.hi)
+		return sp - (uintptr_t)t->stack.lo > __weft_arch_fake_call_depth();
+	stack_t ss;
+	if (__weft_raw_syscall6(SYS_sigaltstack, 0, (long)&ss, 0, 0, 0, 0) != 0)
+		return false;
+	if (ss.ss_flags & SS_DISABLE)
 		return true;
-	if (hp > (int)cur->prio)
+	return sp <= (uintptr_t)ss.ss_sp || sp > (uintptr_t)ss.ss_sp + ss.ss_size;
+}
+
+static void arm_retry(struct vp *vp)
+{
+	if (vp->async.retry_armed)
+		return;
+	uint64_t retry = slice_ns / 8 > MIN_SLICE_NS ? slice_ns / 8 : MIN_SLICE_NS;
+	struct itimerspec its;
+	itimer(&its, retry, 0);
+	if (timer_settime(retry_timer, 0, &its, NULL) == 0)
+		vp->async.retry_armed = 1;
+}
+
+static void on_tick(int sig, siginfo_t *si, void *ucv)
+{
+	ucontext_t *uc = ucv;
+	int saved_errno = errno;
+	if (!is_tick(si)) {
+		/* the program's own signal of the same number */
+		__weft_signal_forward(sig, si, ucv);
+		goto out;
+	}
+	if (calibrating) {
+		calib_seen = __weft_now();
+		goto out;
+	}
+	struct vp *vp = __weft_vp();
+	if (si->si_value.sival_int == TIMER_RETRY)
+		vp->async.retry_armed = 0;
+	vp->async.ticks++;
+	if (vp->dispatch_pending)
+		vp->async.retries++;
+	if (nras && ras_rollback(uc))
+		vp->async.ras_rollbacks++;
+	uintptr_t pc = __weft_arch_pc(uc), sp = __weft_arch_sp(uc);
+	if (__weft_pc_protected(pc) || __weft_noswitch_at(vp, sp) || !stack_has_room(vp->cur, sp)) {
+		vp->dispatch_pending = 1;
+		vp->async.deferrals++;
+		arm_retry(vp);         /* retry soon rather than a whole slice later */
+		goto out;
+	}
+	vp->async.fake_calls++;
+	__weft_arch_fake_call(uc);
+out:
+	errno = saved_errno;
+}
+
+/* ---- the mainline's side ------------------------------------------------- */
+
+/* The tick's latency on this machine: a timer armed 1 µs ahead, from arming
+ * to the handler, best of a few.  Runs once, when slicing first starts. */
+static void calibrate(void)
+{
+	int64_t best = INT64_MAX;
+	calibrating = 1;
+	for (int i = 0; i < CALIBRATION_SAMPLES; i++) {
+		calib_seen = 0;
+		int64_t t0 = __weft_now();
+		struct itimerspec its;
+		itimer(&its, 1000, 0);
+		if (timer_settime(retry_timer, 0, &its, NULL) != 0)
+			break;
+		while (!calib_seen && __weft_now() - t0 < 10000000)
+			__asm__ volatile("" ::: "memory");
+		if (calib_seen && calib_seen - t0 < best)
+			best = calib_seen - t0;
+	}
+	calibrating = 0;
+	uint64_t floor = best == INT64_MAX ? SLICE_FLOOR_CAP_NS : (uint64_t)best * SLICE_COST_FACTOR;
+	if (floor < MIN_SLICE_NS)
+		floor = MIN_SLICE_NS;
+	if (floor > SLICE_FLOOR_CAP_NS)
+		floor = SLICE_FLOOR_CAP_NS;
+	slice_floor_ns = floor;
+}
+
+static void set_slice(uint64_t req)
+{
+	slice_req_ns = req;
+	slice_ns = req && req < slice_floor_ns ? slice_floor_ns : req;
+}
+
+static bool timers_ready(struct vp *vp)
+{
+	if (timers_made)
 		return true;
-	return hp == (int)cur->prio && cur->policy != SCHED_FIFO && vp->ticks != vp->cur_since;
+	if (!make_timer(&tick_timer, TIMER_TICK) || !make_timer(&retry_timer, TIMER_RETRY)) {
+		vp->preempt_on = false;
+		return false;
+	}
+	timers_made = true;
+	calibrate();
+	uint64_t req = slice_req_ns;
+	set_slice(req);
+	if (slice_ns != req)
+		__weft_warn("weft: a %llu us time slice is below %d times this machine's tick cost; "
+			    "slicing every %llu us instead",
+			    (unsigned long long)req / 1000, SLICE_COST_FACTOR,
+			    (unsigned long long)slice_ns / 1000);
+	return true;
+}
+
+void __weft_preempt_arm_slow(void)
+{
+	struct vp *vp = __weft_vp();
+	if (!timers_ready(vp))
+		return;
+	refresh_ranges();
+	tick_set(slice_ns, slice_ns, false);
+	vp->tick_mode = TICK_PERIODIC;
+}
+
+void __weft_preempt_idle(void)
+{
+	tick_off(__weft_vp());
+}
+
+/*
+ * The running UT parks until `deadline` and a lower-priority UT will run
+ * meanwhile: bring the tick forward to the deadline if it would come later,
+ * so that the sleeper takes the processor when its time comes rather than at
+ * the next slice boundary (up to a whole slice late).  Equal and lower
+ * priorities are left alone: their wake-up would not preempt anyway.
+ */
+void __weft_preempt_deadline(int64_t deadline)
+{
+	struct vp *vp = __weft_vp();
+	if (vp->tick_mode == TICK_OFF || deadline >= tick_due(__weft_now()))
+		return;
+	int hp = __weft_highest_ready(vp);
+	if (hp < 0 || hp >= (int)vp->cur->prio)
+		return;
+	tick_set((uint64_t)deadline, vp->tick_mode == TICK_PERIODIC ? slice_ns : 0, true);
 }
 
 /* Only the running UT and sleepers: tick at the next deadline, or not at all. */
 static void retune_tick(struct vp *vp)
 {
-	if (vp->nready)
+	if (vp->nready || vp->tick_mode == TICK_OFF)
 		return;
-	if (__weft_timers_pending()) {
-		timer_set((uint64_t)__weft_timers_next(), 0, true);
+	if (__weft_timers_pending(vp)) {
+		tick_set((uint64_t)__weft_timers_next(vp), 0, true);
 		vp->tick_mode = TICK_ONESHOT;
 	} else {
 		tick_off(vp);
 	}
 }
 
-static bool stack_has_room(const struct ut *t, uintptr_t sp)
-{
-	if (sp >= altstack_lo && sp < altstack_hi)
-		return false;                 /* inside a handler on our alt stack */
-	if (sp > (uintptr_t)t->stack.lo && sp <= (uintptr_t)t->stack.hi)
-		return sp - (uintptr_t)t->stack.lo > __weft_arch_fake_call_depth();
-	return true;                          /* a stack the program manages itself */
-}
-
-static void on_tick(int sig, siginfo_t *si, void *ucv)
-{
-	(void)sig;
-	(void)si;
-	ucontext_t *uc = ucv;
-	struct vp *vp = &__weft_vp0;
-	int saved_errno = errno;
-	vp->ticks++;
-	vp->stat.ticks++;
-	tick_due = vp->tick_mode == TICK_PERIODIC ? __weft_now() + (int64_t)slice_ns : INT64_MAX;
-	if (vp->dispatch_pending)
-		vp->stat.retries++;
-	if (nras && ras_rollback(uc))
-		vp->stat.ras_rollbacks++;
-	struct ut *cur = vp->cur;
-	if (!cur || cur->state != UT_RUNNING)
-		goto out;
-	int64_t now = __weft_now();
-	if (!switch_wanted(vp, now)) {
-		vp->dispatch_pending = 0;
-		retune_tick(vp);
-		goto out;
-	}
-	uintptr_t pc = __weft_arch_pc(uc);
-	if (pc_protected(pc) || !stack_has_room(cur, __weft_arch_sp(uc))) {
-		vp->dispatch_pending = 1;
-		vp->stat.deferrals++;
-		/* retry soon rather than a whole slice later */
-		uint64_t retry = slice_ns / 8 > MIN_SLICE_NS ? slice_ns / 8 : MIN_SLICE_NS;
-		timer_set(retry, slice_ns, false);
-		vp->tick_mode = TICK_PERIODIC;
-		goto out;
-	}
-	vp->stat.preemptions++;
-	__weft_arch_fake_call(uc);
-out:
-	errno = saved_errno;
-}
-
-/* Called by the trampoline (a fake call) or at a dispatch point: the UT is
- * at a place where it could have called sched_yield itself. */
+/*
+ * A tick wants acting on: called by the trampoline (a fake call) or by the
+ * epilogue when a tick was deferred.  The UT is at a place where it could
+ * have called sched_yield itself.  dispatch_pending is cleared before
+ * anything is decided, so a tick that comes meanwhile is kept for later.
+ */
 void __weft_preempted(void)
 {
-	struct vp *vp = &__weft_vp0;
+	struct vp *vp = __weft_vp();
 	vp->dispatch_pending = 0;
-	if (__weft_timers_pending())
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (__weft_timers_pending(vp))
 		__weft_timers_run(__weft_now());
 	struct ut *cur = vp->cur;
-	int hp = __weft_highest_ready();
+	int hp = __weft_highest_ready(vp);
 	if (hp > (int)cur->prio)
 		__weft_preempt_check();
-	else if (hp == (int)cur->prio && cur->policy != SCHED_FIFO)
+	else if (hp == (int)cur->prio && cur->policy != SCHED_FIFO && vp->async.ticks != vp->cur_since)
 		__weft_rotate();
-	/* Asynchronously cancelled while switched out: act on return. */
-	if (unlikely(vp->async_cancel))
-		__weft_cancel_async_point();
+	retune_tick(vp);
+}
+
+/* The trampoline's return into the interrupted UT: the same work as the
+ * epilogue of a Weft call (deferred signals, asynchronous cancel). */
+void __weft_preempt_trampoline_body(void) HIDDEN;
+void __weft_preempt_trampoline_body(void)
+{
+	struct vp *vp = __weft_vp();
+	uint64_t before = vp->stat.switches;
+	__weft_preempted();
+	if (vp->stat.switches != before)
+		vp->stat.preemptions++;
+	__weft_epilogue(EXIT_OTHER);
 }
 
 /* ---- set-up -------------------------------------------------------------- */
-
-static bool cpu_has_xsave(void)
-{
-	uint32_t a, b, c, d;
-	__asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(1), "c"(0));
-	return (c >> 27) & 1;             /* OSXSAVE: xsave usable by user code */
-}
 
 /* Weft must be a shared object of its own for the address-range test: when
  * it is linked statically into the program, its text cannot be told from
@@ -381,53 +514,53 @@ static bool weft_is_own_object(void)
 
 void __weft_preempt_init(void)
 {
-	struct vp *vp = &__weft_vp0;
-	tick_signal = __weft_env_preempt_signal();
-	if (!cpu_has_xsave() || !weft_is_own_object())
+	struct vp *vp = __weft_vp();
+	tick_signal = __weft_cfg()->preempt_signal;
+	set_slice(__weft_cfg()->timeslice_ns);
+	if (!__weft_arch_fake_calls_possible() || !weft_is_own_object())
 		return;
-	__weft_xsave_size = __weft_arch_xsave_size();
-	stack_t ss;
-	if (sigaltstack(NULL, &ss) == 0 && !(ss.ss_flags & SS_DISABLE)) {
-		altstack_lo = (uintptr_t)ss.ss_sp;
-		altstack_hi = altstack_lo + ss.ss_size;
-	}
 	struct sigaction sa;
 	memset(&sa, 0, sizeof sa);
 	sa.sa_sigaction = on_tick;
 	sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
 	sigemptyset(&sa.sa_mask);
-	if (sigaction(tick_signal, &sa, NULL) != 0)
+	if (__weft_kernel_sigaction(tick_signal, &sa, NULL) != 0)
 		return;
+	refresh_ranges();
 	slicing_possible = true;
-	slice_ns = __weft_env_timeslice_ns();
 	vp->preempt_on = slice_ns != 0;
 }
 
 /* ---- public -------------------------------------------------------------- */
 
-EXPORT int weft_timeslice_set(uint64_t ns)
+int __weft_timeslice_set(uint64_t ns)
 {
-	__weft_ensure();
-	struct vp *vp = &__weft_vp0;
+	struct vp *vp = __weft_vp();
 	if (ns && ns < MIN_SLICE_NS)
 		return EINVAL;
 	if (ns && !slicing_possible)
 		return ENOTSUP;
-	slice_ns = ns;
+	set_slice(ns);
 	vp->preempt_on = ns != 0;
 	if (!vp->preempt_on)
 		tick_off(vp);
 	else if (vp->tick_mode == TICK_PERIODIC)
-		timer_set(slice_ns, slice_ns, false);
+		tick_set(slice_ns, slice_ns, false);
 	else if (vp->nready)
 		__weft_preempt_arm_slow();
 	return 0;
 }
 
+EXPORT int weft_timeslice_set(uint64_t ns)
+{
+	__weft_ensure();
+	return __weft_timeslice_set(ns);
+}
+
 EXPORT uint64_t weft_timeslice_get(void)
 {
 	__weft_ensure();
-	return __weft_vp0.preempt_on ? slice_ns : 0;
+	return __weft_vp()->preempt_on ? slice_ns : 0;
 }
 
 EXPORT int weft_ras_register(const void *begin, const void *end)

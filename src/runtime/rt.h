@@ -1,23 +1,43 @@
 /*
  * rt.h — the runtime's internal interface.  Nothing here is exported.
  *
- * The runtime owns user threads (UTs), the virtual processor (VP) that runs
- * them, the ready queues, wait queues (park/unpark), timers and stacks.  It
- * knows nothing of POSIX object layouts: the sync and posix layers build on
- * the calls below.
+ * The runtime owns user threads (UTs) and their life cycle, the virtual
+ * processor (VP) that runs them, the ready queues and the one function that
+ * chooses the next UT, wait queues (park/unpark), timers, stacks,
+ * preemption and the signal contract.  It knows nothing of POSIX object
+ * layouts and never calls up into sync or posix: where an upper layer must
+ * act (a thread's keys and cancellation at exit, who holds what a UT waits
+ * on), the runtime calls through the one hook table `__weft_hooks`.
+ * docs/architecture.md is the design of record; this header is where its
+ * rules are kept, next to the state they protect.
  *
- * Model (M:1).  One VP, one kernel thread.  Exactly one UT is RUNNING: the
- * VP's `cur`.  Every other live UT is in exactly one of:
- *   READY    — linked on the ready queue of its priority;
- *   BLOCKED  — linked on one wait queue (or on none while it sleeps), and in
- *              the timer heap iff it has a deadline;
- *   ZOMBIE   — exited, joinable, waiting for pthread_join; no stack.
- * A UT's q_next/q_prev links are used by whichever queue holds it, so a UT
- * can never be on two queues at once.  A UT loses the processor only where
- * runtime state is whole: inside a runtime call, or by a fake call from the
- * preemption tick, which never lands in Weft's own text (runtime/preempt.c).
- * So runtime state needs no lock and no atomic instruction: every sequence
- * below runs to completion.
+ * Model (M:1).  One VP on one kernel thread.  Exactly one UT is RUNNING:
+ * the VP's `cur`.  Every other live UT is in exactly one of
+ *   READY    linked on the ready queue of its priority;
+ *   BLOCKED  linked on one wait queue (or none, while it sleeps), and in the
+ *            timer heap iff it has a deadline;
+ *   EXITING  exited and switched away from for the last time; the next UT
+ *            to run releases its stack (lifecycle.c);
+ *   ZOMBIE   exited, joinable, waiting for pthread_join; no stack.
+ * A UT's q_next/q_prev links belong to whichever queue holds it, so a UT is
+ * never on two queues.  UT state machine (checked in WEFT_DEBUG builds):
+ *   FREE -> READY (spawn) -> RUNNING <-> READY, RUNNING -> BLOCKED -> READY,
+ *   RUNNING -> EXITING -> ZOMBIE -> FREE (reap) or EXITING -> FREE (detached).
+ *
+ * Who touches runtime state (the signal contract, docs/architecture.md):
+ *   - the mainline: code running on the VP's kernel thread on behalf of
+ *     the current UT.  Weft's own text is never interrupted midway by
+ *     anything that changes runtime state, so the mainline needs no lock and
+ *     no atomic instruction in M:1: every sequence runs to completion.
+ *   - asynchronous handlers on the VP's kernel thread: the preemption tick
+ *     (preempt.c), the program's signal handlers run through Weft's
+ *     dispatcher (signal.c), and the fault handler (fault.c).  Each first
+ *     decides from the interrupted PC and stack pointer alone whether it may
+ *     act; it reads nothing else of the scheduler before that.  What each
+ *     may read and write is written next to each field below ("async:").
+ *   - nothing else today.  A second VP, the activations monitor and foreign
+ *     kernel threads (later issues) will read only what is marked
+ *     "published" and take the locks of the written lock order (lockorder.h).
  */
 #ifndef WEFT_RT_H
 #define WEFT_RT_H
@@ -28,7 +48,10 @@
 #include <stdint.h>
 #include <time.h>
 #include <pthread.h>
+#include <signal.h>
 #include <sys/types.h>
+
+#include "lockorder.h"
 
 #define HIDDEN __attribute__((visibility("hidden")))
 #define EXPORT __attribute__((visibility("default")))
@@ -61,10 +84,17 @@ struct ut;
  * A wait queue: a circular doubly linked list of parked UTs, highest
  * priority first and FIFO within a priority.  `head` NULL means empty.  It is
  * one word so that it fits inside glibc's object layouts; a zeroed waitq is
- * a valid empty queue (static initialisers).
+ * a valid empty queue (static initialisers).  Under M:N its lock is bit 0
+ * of `head` (docs/architecture.md, "Locks in glibc's objects").
  */
 struct waitq {
 	struct ut *head;
+};
+
+/* A runtime lock.  M:1 has no lock to take: every operation is empty and
+ * costs nothing; WEFT_DEBUG builds check the written lock order. */
+struct weft_lock {
+	uint8_t cls;          /* enum lock_class, for the order check */
 };
 
 /* Stack of one UT.  `lo` is the lowest usable byte, `hi` one past the top. */
@@ -79,6 +109,12 @@ struct ut_stack {
 
 struct tsd;                /* thread-specific data (sync/key.c) */
 
+/*
+ * A user thread.  Descriptors live in the UT table for ever (ut_table.c),
+ * so a pointer to one is always safe to read.  Every field is VP-local:
+ * only the mainline of the VP the UT belongs to touches it, except where
+ * marked.  Upper layers own the fields marked with their file.
+ */
 struct ut {
 	void *sp;                     /* saved stack pointer: must stay first */
 	struct ut *q_next, *q_prev;   /* ready queue or wait queue links */
@@ -100,15 +136,16 @@ struct ut {
 	int64_t deadline;             /* CLOCK_MONOTONIC ns, valid iff tindex */
 	uint64_t id;                  /* 1 for main, then 2, 3, ...; never reused */
 	void *wait_obj;               /* what it waits on, while BLOCKED */
+	void *tp;                     /* thread pointer to load at switch-in (the TLS seam; NULL: the VP's) */
 	void *(*start)(void *);
 	void *arg;
 	void *retval;
 	struct waitq joinq;           /* the (one) joiner parks here */
 	struct ut *joiner;
 	struct ut_stack stack;
-	struct tsd *tsd;
-	uintptr_t mbox_msg;
-	void *robust_head;            /* robust mutexes held (sync layer) */
+	struct tsd *tsd;              /* sync/key.c */
+	uintptr_t mbox_msg;           /* sync/mailbox.c */
+	void *robust_head;            /* robust mutexes held (sync/robust.c) */
 	void *once_frames;            /* pthread_once routines running (sync/once.c) */
 	void *cleanup_bufs;           /* pthread_cleanup_push buffers, innermost first (posix/cleanup.c) */
 	void *cleanup_old;            /* _pthread_cleanup_push buffers, innermost first */
@@ -129,9 +166,11 @@ struct timer_heap {
 struct weft_counters {
 	uint64_t switches, created, exited, parks, unparks, timer_wakeups;
 	uint64_t idle_sleeps, stacks_mapped, stacks_reused;
-	uint64_t ticks, preemptions, deferrals, retries, ras_rollbacks;
+	uint64_t preemptions;          /* UTs switched out by a fake call */
 	uint64_t dispatches;           /* deferred ticks acted on when leaving Weft */
 	uint64_t seeded_switches;      /* switches chosen by a debug scheduler */
+	uint64_t switch_points;        /* epilogues run while the exit hook was set */
+	uint64_t signals_deferred;     /* program signals that found Weft's text running */
 };
 
 /* Debug schedulers (Mueller's "perverted scheduling"), WEFT_SCHED. */
@@ -143,36 +182,120 @@ enum exit_point { EXIT_MUTEX_LOCK, EXIT_OTHER };
 /* The preemption timer's state (runtime/preempt.c). */
 enum tick_mode { TICK_OFF = 0, TICK_PERIODIC, TICK_ONESHOT };
 
+/*
+ * What this VP's asynchronous handlers write: single writer (the handlers,
+ * which nest but never run beside each other on the one kernel thread), read
+ * by the mainline as plain loads.  Counters only grow.
+ */
+struct vp_async {
+	volatile uint64_t ticks;          /* tick signals, retries included */
+	volatile uint64_t deferrals;      /* ticks that found the PC protected */
+	volatile uint64_t retries;        /* ticks that came with a dispatch pending */
+	volatile uint64_t fake_calls;     /* ticks turned into a fake call */
+	volatile uint64_t ras_rollbacks;  /* restartable sequences restarted */
+	volatile uint8_t retry_armed;     /* the retry timer is running (handler-owned) */
+};
+
+/*
+ * "No switch here": a program's signal handler is running over code that
+ * must not lose the processor midway (libc, the loader, Weft itself).  Set by
+ * the dispatcher (signal.c) for the handler's duration; read by the tick,
+ * the dispatcher and every mainline switch point.  It names the stack range
+ * the handler runs in, so a handler that leaves by longjmp is seen as gone.
+ */
+struct vp_noswitch {
+	volatile uintptr_t lo, sp;        /* in force while lo <= sp < this sp */
+	struct ut *volatile ut;           /* on this UT */
+};
+
+/* Signals that arrived while Weft's own text ran: delivered at the next
+ * epilogue (signal.c).  Written by the dispatcher, consumed by the mainline
+ * with the program's signals blocked. */
+#define WEFT_DEFER_RING 32
+struct vp_deferred {
+	volatile uint64_t pending;        /* bit s-1: signal s waits (standard signals) */
+	volatile uint32_t head, tail;     /* ring of queued real-time signals */
+	siginfo_t last[32];               /* newest siginfo per standard signal */
+	siginfo_t ring[WEFT_DEFER_RING];
+};
+
+/*
+ * A virtual processor: the right to run UTs, carried by one kernel thread.
+ * Field rules: "VP-local" fields are touched only by this VP's mainline;
+ * "async" fields as stated; "start-up" fields are written once before the
+ * first UT is created and read-only after.
+ */
 struct vp {
-	struct ut *cur;
-	pid_t tid;                        /* the kernel thread running this VP */
-	int *errnop;                      /* this kernel thread's errno */
+	/* ---- VP-local ---- */
+	struct ut *cur;                   /* the RUNNING UT; async: read by handlers
+					   * only after the PC test said "unprotected" */
+	struct ut *exiting;               /* exited UT whose stack awaits release */
 	uint64_t ready_bits[2];           /* bit p set iff rq[p] non-empty */
 	struct ut *rq[WEFT_NPRIO];        /* circular lists, head = next to run */
 	uint32_t nready;
-	uint32_t live;                    /* UTs not yet exited (incl. cur) */
-	struct ut *exiting;               /* exited UT whose stack awaits release */
 	struct timer_heap timers;
-	/* preemption (runtime/preempt.c) */
-	uint8_t tick_mode;                /* enum tick_mode */
-	/* Work for __weft_exit_point, tested with one load of exit_hook. */
+	uint8_t tick_mode;                /* enum tick_mode: the tick timer's state (mainline-owned) */
+	bool preempt_on;                  /* time slicing enabled and possible */
+	uint64_t cur_since;               /* async.ticks when cur was switched in */
+	uint32_t cancel_armed;            /* UTs with CANCEL_ARMED set (posix/cancel.c) */
+	struct weft_counters stat;
+	/* ---- the exit hook: work for the epilogue, tested with one load ----
+	 * dispatch_pending: set by the tick and by switch points that had to
+	 * decline (noswitch); cleared by the mainline *before* it acts, so a tick
+	 * that sets it again meanwhile is acted on next time, never lost.
+	 * signals: set by the dispatcher, cleared by the mainline (signal.c).
+	 * sched_debug: start-up.  async_cancel: VP-local. */
 	union {
 		struct {
-			volatile uint8_t dispatch_pending; /* a tick found Weft's or libc's code running */
-			uint8_t sched_debug;               /* enum sched_debug (debug_sched.c) */
-			volatile uint8_t async_cancel;     /* cancel_armed != 0 (posix/cancel.c) */
+			volatile uint8_t dispatch_pending;
+			uint8_t sched_debug;               /* enum sched_debug */
+			volatile uint8_t async_cancel;     /* cancel_armed != 0 */
+			volatile uint8_t signals;          /* deferred program signals wait */
 		};
 		volatile uint32_t exit_hook;
 	};
-	uint32_t cancel_armed;            /* UTs with CANCEL_ARMED set */
-	struct trace_buf *trace;          /* WEFT_TRACE: schedule events (debug_sched.c) */
-	bool preempt_on;                  /* time slicing enabled and possible */
-	uint64_t ticks;                   /* ticks so far */
-	uint64_t cur_since;               /* `ticks` when cur was switched in */
-	struct weft_counters stat;
+	/* ---- async ---- */
+	struct vp_async async;
+	struct vp_noswitch noswitch;
+	struct vp_deferred deferred;
+	/* ---- start-up ---- */
+	pid_t tid;                        /* the kernel thread carrying this VP */
+	int *errnop;                      /* that kernel thread's errno */
+	void *tp0;                        /* that kernel thread's own thread pointer */
+	unsigned index;                   /* 0 .. nvps-1 */
+#ifdef WEFT_DEBUG
+	uint8_t held[16];                 /* lock classes held, for the order check */
+	uint8_t nheld;
+#endif
 };
 
-extern struct vp __weft_vp0 HIDDEN;
+/* Configuration: every WEFT_* variable, read once at start-up (config.c). */
+struct weft_config {
+	size_t stack_size;                /* WEFT_STACK_SIZE (0: built-in default) */
+	uint64_t timeslice_ns;            /* WEFT_TIMESLICE (0: no slicing) */
+	int preempt_signal;               /* WEFT_PREEMPT_SIGNAL */
+	const char *nopreempt;            /* WEFT_NOPREEMPT (in environ) */
+	const char *sched;                /* WEFT_SCHED, if a debug policy */
+	bool deadlock_report;             /* WEFT_DEADLOCK=report */
+	const char *trace_path;           /* WEFT_TRACE */
+	unsigned vps;                     /* WEFT_VPS */
+};
+
+/*
+ * Process-wide state.  Start-up fields are written before the first UT is
+ * created; the rest are, in M:1, VP-local to the one VP (and become
+ * lock- or atomic-protected under M:N: docs/architecture.md).
+ */
+struct weft_proc {
+	struct weft_config cfg;           /* start-up */
+	uint32_t live;                    /* UTs not yet exited (incl. main) */
+	uint64_t next_id;                 /* next UT id */
+	struct trace_buf *trace;          /* WEFT_TRACE (debug_sched.c) */
+	unsigned nvps;                    /* start-up: 1 */
+};
+
+extern struct weft_proc __weft_proc HIDDEN;
+extern struct vp __weft_vps[1] HIDDEN;
 extern bool __weft_started HIDDEN;
 
 void __weft_init(void) HIDDEN;
@@ -181,8 +304,44 @@ static inline void __weft_ensure(void)
 	if (unlikely(!__weft_started))
 		__weft_init();
 }
-static inline struct vp *__weft_vp(void) { return &__weft_vp0; }
-static inline struct ut *__weft_self(void) { return __weft_vp0.cur; }
+/* The VP the caller runs on: the one accessor (M:1: the only VP). */
+static inline struct vp *__weft_vp(void) { return &__weft_vps[0]; }
+static inline struct ut *__weft_self(void) { return __weft_vp()->cur; }
+static inline const struct weft_config *__weft_cfg(void) { return &__weft_proc.cfg; }
+
+/* ---- the hook table: the only calls from the runtime up into sync/posix ----
+ * Defined once, by the top layer (posix/hooks.c).  Each hook runs on the
+ * mainline, at a point named below, never from a signal handler. */
+struct weft_hooks {
+	/* The running UT is exiting (after its stack was unwound): run its
+	 * thread-specific destructors, mark the robust mutexes it holds, free
+	 * pthread_once controls it was running.  It may still block. */
+	void (*ut_exiting)(struct ut *self);
+	/* t's slot is about to be freed (joined or detached after exit). */
+	void (*ut_reaped)(struct ut *t);
+	/* Unwind the running UT for a cancellation request; never returns. */
+	void (*cancel_act)(void) __attribute__((noreturn));
+	/* An epilogue found async_cancel set: act if the caller is armed. */
+	void (*cancel_async_point)(void);
+	/* The UT that holds what t waits on (mutex owner, rwlock writer). */
+	struct ut *(*wait_holder)(const struct ut *t);
+};
+extern const struct weft_hooks __weft_hooks HIDDEN;
+
+/* ---- configuration (config.c) ---- */
+void __weft_config_init(struct weft_config *cfg) HIDDEN;
+/* Print one warning line on stderr (no stdio: safe before main). */
+void __weft_warn(const char *fmt, ...) HIDDEN __attribute__((format(printf, 1, 2)));
+
+/* ---- locks (lockorder.h): empty in M:1 ---- */
+static inline void __weft_lock_init(struct weft_lock *l, enum lock_class c) { l->cls = (uint8_t)c; }
+#ifdef WEFT_DEBUG
+void __weft_lock(struct weft_lock *l) HIDDEN;
+void __weft_unlock(struct weft_lock *l) HIDDEN;
+#else
+static inline void __weft_lock(struct weft_lock *l) { (void)l; }
+static inline void __weft_unlock(struct weft_lock *l) { (void)l; }
+#endif
 
 /* ---- UT table (ut_table.c) ---- */
 struct ut *__weft_ut_alloc(void) HIDDEN;           /* NULL: out of slots/memory */
@@ -206,6 +365,27 @@ void __weft_stack_set_default_size(size_t size) HIDDEN;
 bool __weft_stack_canary_ok(const struct ut_stack *s) HIDDEN;
 size_t __weft_page_size(void) HIDDEN;
 
+/* ---- life cycle (lifecycle.c) ---- */
+/* What a new UT is made of (pthread_create fills it from the attributes). */
+struct ut_spawn {
+	void *(*start)(void *);
+	void *arg;
+	int policy, prio;
+	bool detached, explicit_sched;
+	void *stackaddr;                  /* caller's stack, or NULL */
+	size_t stacksize, guardsize;      /* 0: defaults */
+};
+/* Make a UT and make it READY (running it at once if it outranks the
+ * caller).  0, or EAGAIN when out of slots or memory. */
+int __weft_ut_spawn(const struct ut_spawn *how, struct ut **out) HIDDEN;
+/* End the running UT with `retval`: hooks.ut_exiting, wake the joiner, and
+ * switch away for good; the process exits with status 0 after the last UT. */
+void __weft_ut_exit(void *retval) HIDDEN __attribute__((noreturn));
+/* Free the slot of an exited UT (a join collected it, or detach after exit). */
+void __weft_ut_reap(struct ut *t) HIDDEN;
+/* Switch-in work of a UT that runs for the first time (lifecycle.c). */
+void __weft_ut_first_run(struct ut *t) HIDDEN;
+
 /* ---- scheduler (sched.c) ---- */
 /* Make t READY at the tail of its priority; no switch. */
 void __weft_ready(struct ut *t) HIDDEN;
@@ -224,8 +404,18 @@ void __weft_schedule(void) HIDDEN;
 /* Change policy/priority of any live UT, moving it within its queue as
  * pthread_setschedparam (setprio false) or pthread_setschedprio does. */
 void __weft_set_sched(struct ut *t, int policy, int prio, bool setprio) HIDDEN;
-/* Switch-in bookkeeping a new UT runs before its start routine. */
-void __weft_switched_in(void) HIDDEN;
+/* Rotate cur behind the other UTs of its priority (RR slice expiry). */
+void __weft_rotate(void) HIDDEN;
+/* Switch-in bookkeeping (errno, the exiting UT's stack). */
+void __weft_switched_in(struct vp *vp) HIDDEN;
+static inline int __weft_highest_ready(const struct vp *vp)
+{
+	if (vp->ready_bits[1])
+		return 127 - __builtin_clzll(vp->ready_bits[1]);
+	if (vp->ready_bits[0])
+		return 63 - __builtin_clzll(vp->ready_bits[0]);
+	return -1;
+}
 
 /* ---- park / unpark (park.c) ---- */
 /* Insert t in priority order (after every UT of its priority). */
@@ -238,8 +428,13 @@ static inline struct ut *__weft_waitq_first(const struct waitq *q) { return q->h
  * __weft_unpark or, when deadline >= 0, until CLOCK_MONOTONIC passes
  * deadline (ns).  Returns the value given to unpark, or ETIMEDOUT.
  * A deadline already past returns ETIMEDOUT without blocking.
+ * `release`, if not NULL, is a lock the caller holds on q's object: it is
+ * released once the UT is queued, so a waker that takes it finds the UT
+ * there (no lost wake-up under M:N; nothing to release in M:1).
  */
 int __weft_park(struct waitq *q, int64_t deadline, enum wait_kind kind, void *obj) HIDDEN;
+int __weft_park_release(struct waitq *q, int64_t deadline, enum wait_kind kind, void *obj,
+			struct weft_lock *release) HIDDEN;
 /* Wake a parked UT with `result`; takes it off its wait queue and timer.
  * Switches at once if t outranks the caller. */
 void __weft_unpark(struct ut *t, int result) HIDDEN;
@@ -252,7 +447,8 @@ int __weft_wake_all_nopreempt(struct waitq *q, int result) HIDDEN;
 /* ---- time and timers (timer.c) ---- */
 int64_t __weft_now(void) HIDDEN;                     /* CLOCK_MONOTONIC ns */
 /* Convert an absolute time on clock `clk` (REALTIME or MONOTONIC) into a
- * monotonic deadline.  EINVAL for a bad clock or tv_nsec out of range. */
+ * monotonic deadline, saturating: any time a caller can pass is "past" or
+ * "never".  EINVAL for a bad clock or tv_nsec out of range. */
 int __weft_abs_deadline(clockid_t clk, const struct timespec *abs, int64_t *out) HIDDEN;
 int __weft_rel_deadline(const struct timespec *rel, int64_t *out) HIDDEN;
 int __weft_timer_reserve(uint32_t n) HIDDEN;          /* EAGAIN */
@@ -260,84 +456,123 @@ void __weft_timer_add(struct ut *t, int64_t deadline) HIDDEN;
 void __weft_timer_del(struct ut *t) HIDDEN;
 /* Unpark every UT whose deadline has passed; returns how many. */
 int __weft_timers_run(int64_t now) HIDDEN;
-static inline bool __weft_timers_pending(void) { return __weft_vp0.timers.n != 0; }
-static inline int64_t __weft_timers_next(void) { return __weft_vp0.timers.v[0]->deadline; }
+static inline bool __weft_timers_pending(const struct vp *vp) { return vp->timers.n != 0; }
+static inline int64_t __weft_timers_next(const struct vp *vp) { return vp->timers.v[0]->deadline; }
 
 /* ---- preemption (preempt.c) ---- */
 void __weft_preempt_init(void) HIDDEN;
 /* A UT became ready while the tick was off: start slicing. */
 void __weft_preempt_arm_slow(void) HIDDEN;
-static inline void __weft_preempt_arm(void)
+static inline void __weft_preempt_arm(struct vp *vp)
 {
-	if (unlikely(__weft_vp0.tick_mode != TICK_PERIODIC) && __weft_vp0.preempt_on)
+	if (unlikely(vp->tick_mode != TICK_PERIODIC) && vp->preempt_on)
 		__weft_preempt_arm_slow();
 }
 /* No UT can run: stop the tick before the VP sleeps in the kernel. */
 void __weft_preempt_idle(void) HIDDEN;
 /* The running UT parks until deadline: tick by then if a lower priority runs. */
 void __weft_preempt_deadline(int64_t deadline) HIDDEN;
-/* Act on a tick that was deferred (called when leaving Weft, and by the
- * trampoline of a fake call). */
+/* Act on a tick: called by the trampoline of a fake call, and by the
+ * epilogue when a deferred tick is pending. */
 void __weft_preempted(void) HIDDEN;
-/*
- * Called where a Weft call returns to its caller: acts on a deferred tick
- * (DESIGN.md: "every return from Weft to its caller checks that mark") and
- * gives the debug schedulers their switch points.  One load and a branch.
+/* Is pc in code the tick must never interrupt (Weft, libc, ld.so, ...)?
+ * Published: safe from any handler. */
+bool __weft_pc_protected(uintptr_t pc) HIDDEN;
+/* Is pc in Weft's own text? */
+bool __weft_pc_in_weft(uintptr_t pc) HIDDEN;
+/* weft_timeslice_set for the runtime's own use. */
+int __weft_timeslice_set(uint64_t ns) HIDDEN;
+/* The tick's signal, or 0 when Weft does not slice (its handler is not
+ * installed, and the signal is the program's like any other). */
+int __weft_tick_signal(void) HIDDEN;
+
+/* ---- the epilogue (epilogue.c) ----
+ * Every exported call that touches runtime state runs the epilogue exactly
+ * once, where it returns to its caller: it acts on a deferred tick, delivers
+ * deferred signals, gives the debug schedulers their switch points and acts
+ * on an armed asynchronous cancel.  One load and a branch when there is
+ * nothing to do.  By construction: WEFT_CALL() at the top of the exported
+ * function declares a guard whose cleanup runs the epilogue on every return
+ * path (GCC's cleanup attribute; the library is built without -fexceptions,
+ * so a forced unwind through the frame does not run it).  Internal callers
+ * use internal functions, never exported ones, so nothing runs it twice.
  */
-void __weft_exit_point_slow(enum exit_point p) HIDDEN;
-static inline void __weft_exit_point(enum exit_point p)
+void __weft_epilogue_slow(enum exit_point p) HIDDEN;
+static inline void __weft_epilogue(enum exit_point p)
 {
-	if (unlikely(__weft_vp0.exit_hook))
-		__weft_exit_point_slow(p);
+	if (unlikely(__weft_vp()->exit_hook))
+		__weft_epilogue_slow(p);
 }
-/* `return __weft_exit_with(r);` at the end of an entry point. */
-static inline int __weft_exit_with(int r)
+struct weft_call {
+	uint8_t point;                    /* enum exit_point */
+};
+static inline void __weft_call_end(struct weft_call *c) { __weft_epilogue((enum exit_point)c->point); }
+#define WEFT_CALL() \
+	struct weft_call __weft_call __attribute__((cleanup(__weft_call_end), unused)) = { EXIT_OTHER }
+/* Return from a mutex lock: one that succeeded is mutexswitch's cue. */
+#define WEFT_RETURN_LOCK(r)                                      \
+	do {                                                     \
+		int weft_r_ = (r);                               \
+		if (weft_r_ == 0)                                \
+			__weft_call.point = EXIT_MUTEX_LOCK;     \
+		return weft_r_;                                  \
+	} while (0)
+
+/* ---- signals (signal.c): the program's handlers under the contract ---- */
+/* sigaction for the program: its handler is run through the dispatcher. */
+int __weft_sigaction(int sig, const struct sigaction *act, struct sigaction *old) HIDDEN;
+/* The kernel's sigaction, for Weft's own handlers (the tick, faults). */
+int __weft_kernel_sigaction(int sig, const struct sigaction *act, struct sigaction *old) HIDDEN;
+/* The program's action for sig, if it has a handler (for the tick's
+ * forwarding of a same-numbered program signal). */
+void __weft_signal_forward(int sig, siginfo_t *si, void *uc) HIDDEN;
+/* Deliver signals deferred while Weft's text ran (epilogue, idle). */
+void __weft_signals_deliver(struct vp *vp) HIDDEN;
+/* A program handler runs over protected code on this stack pointer. */
+static inline bool __weft_noswitch_at(const struct vp *vp, uintptr_t sp)
 {
-	__weft_exit_point(EXIT_OTHER);
-	return r;
+	return vp->noswitch.sp && vp->noswitch.ut == vp->cur &&
+	       sp >= vp->noswitch.lo && sp < vp->noswitch.sp;
 }
-/* The same for a mutex lock: a successful one is mutexswitch's cue. */
-static inline int __weft_exit_lock(int r)
+/* The same for the mainline, here.  A stale mark (its handler left by
+ * longjmp) is cleared when seen. */
+bool __weft_noswitch_slow(struct vp *vp) HIDDEN;
+static inline bool __weft_noswitch(struct vp *vp)
 {
-	__weft_exit_point(r == 0 ? EXIT_MUTEX_LOCK : EXIT_OTHER);
-	return r;
+	return unlikely(vp->noswitch.sp != 0) && __weft_noswitch_slow(vp);
 }
-static inline int __weft_highest_ready(void)
-{
-	const struct vp *vp = &__weft_vp0;
-	if (vp->ready_bits[1])
-		return 127 - __builtin_clzll(vp->ready_bits[1]);
-	if (vp->ready_bits[0])
-		return 63 - __builtin_clzll(vp->ready_bits[0]);
-	return -1;
-}
-/* Rotate cur behind the other UTs of its priority (RR slice expiry). */
-void __weft_rotate(void) HIDDEN;
+/* A program handler over protected code leaves by longjmp to `sp`. */
+void __weft_noswitch_leave(uintptr_t sp) HIDDEN;
+/* pause(): park until the VP catches a program signal; EINTR. */
+int __weft_pause(void) HIDDEN;
+/* The VP slept in the kernel and a signal cut it short. */
+void __weft_signal_caught(void) HIDDEN;
+bool __weft_pausers(void) HIDDEN;
 
 /* ---- debug schedulers, traces, deadlock reports (debug_sched.c) ---- */
-/* Parse a WEFT_SCHED value: true if it names a policy (then in force). */
+/* Parse a WEFT_SCHED value: true if it names a policy. */
 bool __weft_sched_debug_parse(const char *v) HIDDEN;
 void __weft_sched_debug_init(void) HIDDEN;
-/* schedule() under SD_RANDOM / SD_PCT: choose among the UTs ready at p. */
-struct ut *__weft_debug_pick(int p) HIDDEN;
+/* Under SD_RANDOM / SD_PCT: choose among the UTs ready at level p. */
+struct ut *__weft_debug_pick(struct vp *vp, int p) HIDDEN;
 void __weft_debug_created(struct ut *parent, struct ut *child) HIDDEN;
 void __weft_trace_switch(struct ut *from, struct ut *to) HIDDEN;
+/* The debug schedulers' switch point (the epilogue's part). */
+void __weft_debug_switch_point(struct vp *vp, enum exit_point p) HIDDEN;
 /* Every UT is blocked and nothing can wake one: report (if asked) and
  * abort; returns when no report is wanted. */
 void __weft_deadlock(void) HIDDEN;
-/* sync/describe.c: who holds what t waits on (mutex owner, rwlock writer). */
-struct ut *__weft_wait_holder(const struct ut *t) HIDDEN;
 
-/* ---- thread exit (posix/pthread_exit.c) and key destructors (sync/key.c) ---- */
-void __weft_tsd_run_destructors(struct ut *t) HIDDEN;
-void __weft_tsd_release(struct ut *t) HIDDEN;
-void __weft_once_abandon(struct ut *t) HIDDEN;
-void __weft_exit_current(void *retval) HIDDEN __attribute__((noreturn));
-/* pthread_exit: run cleanup handlers and C++ destructors by a forced
- * unwind of the caller's stack, then __weft_exit_current (posix/cleanup.c). */
-void __weft_unwind_exit(void *retval) HIDDEN __attribute__((noreturn));
+/* ---- invariant checks (check.c; WEFT_DEBUG builds) ---- */
+#ifdef WEFT_DEBUG
+void __weft_check_switch(struct vp *vp, struct ut *prev, struct ut *next) HIDDEN;
+void __weft_check_state(struct ut *t, enum ut_state from, enum ut_state to) HIDDEN;
+#define WEFT_STATE(t, to) (__weft_check_state((t), (enum ut_state)(t)->state, (to)), (t)->state = (uint8_t)(to))
+#else
+#define WEFT_STATE(t, to) ((t)->state = (uint8_t)(to))
+#endif
 
-/* ---- cancellation (posix/cancel.c) ----
+/* ---- cancellation (posix/cancel.c owns the bits; the runtime parks) ----
  * A request sets CANCEL_PENDING; it is acted on (a forced unwind with
  * PTHREAD_CANCELED) at a cancellation point while enabled, or, for the
  * asynchronous type, as soon as the target runs: pthread_cancel sets
@@ -359,8 +594,6 @@ enum cancel_point {
 	CP_SATISFIED,            /* its wait is over (a condition waiter moved
 				  * onto its mutex): finish without interruption */
 };
-/* Act on the caller's cancellation request: unwind, never return. */
-void __weft_cancel_act(void) HIDDEN __attribute__((noreturn));
 static inline bool __weft_cancel_due(const struct ut *t)
 {
 	return (t->cancel & (CANCEL_PENDING | CANCEL_DISABLED | CANCEL_EXITING)) == CANCEL_PENDING;
@@ -369,28 +602,12 @@ static inline bool __weft_cancel_due(const struct ut *t)
 static inline void __weft_testcancel(void)
 {
 	if (unlikely(__weft_cancel_due(__weft_self())))
-		__weft_cancel_act();
+		__weft_hooks.cancel_act();
 }
 /* __weft_park at a cancellation point: ECANCELED at once if a request is
  * due, or when pthread_cancel wakes it; the caller then tidies up (a
- * condition wait relocks its mutex) and calls __weft_cancel_act. */
+ * condition wait relocks its mutex) and acts on it. */
 int __weft_park_cancellable(struct waitq *q, int64_t deadline, enum wait_kind kind, void *obj) HIDDEN;
-/* Where an armed asynchronous request may be acted on (vp->async_cancel). */
-void __weft_cancel_async_point(void) HIDDEN;
-/* The UT is unwinding or exiting: no request is acted on any more. */
-void __weft_cancel_exiting(struct ut *self) HIDDEN;
-
-/* ---- robust mutexes (sync layer): called at exit with the dead owner ---- */
-void __weft_robust_owner_died(struct ut *t) HIDDEN;
-
-/* ---- WEFT_* environment (posix/env.c): read once by __weft_init ---- */
-void __weft_env_init(void) HIDDEN;
-uint64_t __weft_env_timeslice_ns(void) HIDDEN;   /* 0: no time slicing */
-int __weft_env_preempt_signal(void) HIDDEN;
-
-/* ---- pause (posix/pause.c) ---- */
-bool __weft_pausers(void) HIDDEN;        /* UTs wait in pause() */
-void __weft_signal_caught(void) HIDDEN;  /* end every pause() with EINTR */
 
 /* ---- fatal errors (fault.c) ---- */
 void __weft_fault_init(void) HIDDEN;

@@ -1,21 +1,29 @@
 /*
- * sched.c — the ready queues and the one place that picks the next UT.
+ * sched.c — the ready queues, the one function that chooses the next UT,
+ * and the one function every switch goes through.
  *
  * One circular list per priority level 0..99 and a 128-bit bitmap of the
  * non-empty levels: the highest ready priority is one count-leading-zeros.
  * Invariants: bit p of ready_bits is set iff rq[p] is non-empty; every UT on
- * rq[p] is READY with prio p; the running UT is on no ready queue.  A UT that
- * is preempted goes to the head of its level, one that yields or is made
- * ready goes to the tail (POSIX SCHED_FIFO rules; RR differs only by time
- * slicing, which arrives with preemption).
+ * rq[p] is READY with prio p; the running UT is on no ready queue; nready
+ * counts the UTs on the queues.  A UT that is preempted goes to the head of
+ * its level, one that yields or is made ready goes to the tail (POSIX
+ * SCHED_FIFO rules; RR differs only by time slicing).
+ *
+ * choose() is the only place that decides which ready UT runs next
+ * (POSIX order, or a debug scheduler's pick within the top level);
+ * weft_yield_to names its UT itself (a directed yield).  switch_to() is the
+ * only place that moves the VP from one UT to another: it keeps errno, the
+ * thread pointer, the sanitizers and the WEFT_DEBUG checks right for every
+ * switch.  Nothing switches while a program's signal handler runs over
+ * protected code (rt.h, "noswitch"): those points leave a dispatch pending
+ * instead, acted on by the next epilogue.
  */
 #include "rt.h"
 #include "../arch/arch.h"
 
 #include <sys/syscall.h>
 #include <unistd.h>
-
-struct vp __weft_vp0;
 
 /* AddressSanitizer must be told when the stack changes under it (fibers). */
 #if defined(__SANITIZE_ADDRESS__)
@@ -34,15 +42,8 @@ static inline void san_leave(struct ut *prev, struct ut *next) { (void)prev; (vo
 static inline void san_enter(struct ut *self) { (void)self; }
 #endif
 
-
 static inline void bit_set(struct vp *vp, unsigned p) { vp->ready_bits[p >> 6] |= 1ull << (p & 63); }
 static inline void bit_clear(struct vp *vp, unsigned p) { vp->ready_bits[p >> 6] &= ~(1ull << (p & 63)); }
-
-static inline int highest_ready(const struct vp *vp)
-{
-	(void)vp;
-	return __weft_highest_ready();
-}
 
 static inline void rq_link(struct vp *vp, struct ut *t, bool at_head)
 {
@@ -61,9 +62,9 @@ static inline void rq_link(struct vp *vp, struct ut *t, bool at_head)
 		if (at_head)
 			*h = t;
 	}
-	t->state = UT_READY;
+	WEFT_STATE(t, UT_READY);
 	vp->nready++;
-	__weft_preempt_arm();
+	__weft_preempt_arm(vp);
 }
 
 static inline void rq_unlink(struct vp *vp, struct ut *t)
@@ -81,39 +82,33 @@ static inline void rq_unlink(struct vp *vp, struct ut *t)
 	vp->nready--;
 }
 
-static inline struct ut *rq_pop(struct vp *vp, int prio)
-{
-	struct ut *t = vp->rq[prio];
-	rq_unlink(vp, t);
-	return t;
-}
+void __weft_ready(struct ut *t) { rq_link(__weft_vp(), t, false); }
 
-void __weft_ready(struct ut *t) { rq_link(&__weft_vp0, t, false); }
-
-/* Release the stack (and, if detached, the slot) of the UT that switched
- * away for the last time.  Runs on the next UT's stack, before user code. */
-static void release_exiting(struct vp *vp)
+/* The one choice: which UT of the (non-empty) top level p runs next. */
+static inline struct ut *choose(struct vp *vp, int p)
 {
-	struct ut *t = vp->exiting;
-	vp->exiting = NULL;
-	__weft_stack_put(&t->stack);
-	if (t->detached) {
-		__weft_tsd_release(t);
-		__weft_ut_free(t);
-	} else {
-		t->state = UT_ZOMBIE;
-	}
+	if (unlikely(vp->sched_debug >= SD_RANDOM))
+		return __weft_debug_pick(vp, p);
+	return vp->rq[p];
 }
 
 static inline void switched_in(struct vp *vp)
 {
-	san_enter(vp->cur);
-	*vp->errnop = vp->cur->saved_errno;
-	if (unlikely(vp->exiting != NULL))
-		release_exiting(vp);
+	struct ut *cur = vp->cur;
+	san_enter(cur);
+	*vp->errnop = cur->saved_errno;
+	if (unlikely(vp->exiting != NULL)) {
+		struct ut *t = vp->exiting;
+		vp->exiting = NULL;
+		__weft_stack_put(&t->stack);
+		if (t->detached)
+			__weft_ut_reap(t);
+		else
+			WEFT_STATE(t, UT_ZOMBIE);
+	}
 }
 
-void __weft_switched_in(void) { switched_in(&__weft_vp0); }
+void __weft_switched_in(struct vp *vp) { switched_in(vp); }
 
 static void canary_dead(struct ut *t)
 {
@@ -121,18 +116,27 @@ static void canary_dead(struct ut *t)
 		   (unsigned long long)t->id, t->name, (void *)t->stack.lo, (void *)t->stack.hi);
 }
 
+/* Every switch: prev (RUNNING, BLOCKED, READY or EXITING, already queued
+ * wherever it belongs) gives the VP to next (READY, already unlinked). */
 static inline void switch_to(struct vp *vp, struct ut *next)
 {
 	struct ut *prev = vp->cur;
 	prev->saved_errno = *vp->errnop;
 	if (unlikely(prev->stack.canary) && !__weft_stack_canary_ok(&prev->stack))
 		canary_dead(prev);
-	next->state = UT_RUNNING;
+#ifdef WEFT_DEBUG
+	__weft_check_switch(vp, prev, next);
+#endif
+	WEFT_STATE(next, UT_RUNNING);
 	vp->cur = next;
-	vp->cur_since = vp->ticks;
+	vp->cur_since = vp->async.ticks;
 	vp->stat.switches++;
-	if (unlikely(vp->trace != NULL))
+	if (unlikely(__weft_proc.trace != NULL))
 		__weft_trace_switch(prev, next);
+	/* The thread-pointer slot: a UT with TLS of its own carries its own
+	 * thread pointer; UTs without share the kernel thread's (NULL). */
+	if (unlikely(next->tp != prev->tp))
+		__weft_arch_tp_set(next->tp ? next->tp : vp->tp0);
 	san_leave(prev, next);
 	__weft_switch(&prev->sp, next->sp);
 	switched_in(vp);
@@ -140,13 +144,22 @@ static inline void switch_to(struct vp *vp, struct ut *next)
 
 /* Sleep in the kernel until CLOCK_MONOTONIC reaches `deadline`.  A raw
  * system call: clock_nanosleep and syscall() themselves are Weft's (they
- * park the caller or emulate futexes). */
-static void kernel_sleep_until(int64_t deadline)
+ * park the caller or emulate futexes).  True when a signal cut it short. */
+static bool kernel_sleep_until(int64_t deadline)
 {
 	struct timespec ts = { .tv_sec = deadline / 1000000000, .tv_nsec = deadline % 1000000000 };
 	long r = __weft_raw_syscall6(SYS_clock_nanosleep, CLOCK_MONOTONIC, TIMER_ABSTIME, (long)&ts, 0, 0, 0);
-	if (r == -EINTR)
-		__weft_signal_caught();
+	return r == -EINTR;
+}
+
+/* A signal ended a wait in the kernel: deferred program signals run now,
+ * on the current (blocked) UT's stack with switching off, and pause()
+ * callers return. */
+static void after_kernel_wait(struct vp *vp)
+{
+	__weft_signal_caught();
+	if (vp->signals)
+		__weft_signals_deliver(vp);
 }
 
 /* Nothing is ready: let time pass until a timer makes something ready.
@@ -154,11 +167,15 @@ static void kernel_sleep_until(int64_t deadline)
 static int idle(struct vp *vp)
 {
 	for (;;) {
-		int p = highest_ready(vp);
+		int p = __weft_highest_ready(vp);
 		if (p >= 0)
 			return p;
-		if (!__weft_timers_pending()) {
-			__weft_preempt_idle();
+		__weft_preempt_idle();
+		if (vp->signals) {
+			__weft_signals_deliver(vp);
+			continue;
+		}
+		if (!__weft_timers_pending(vp)) {
 			/* Every UT is blocked and nothing can wake any: a deadlock,
 			 * as it would be under kernel threads.  Report it if asked
 			 * (WEFT_DEADLOCK=report, debug schedulers) unless some UT
@@ -167,57 +184,91 @@ static int idle(struct vp *vp)
 			if (!__weft_pausers())
 				__weft_deadlock();
 			__weft_raw_syscall6(SYS_pause, 0, 0, 0, 0, 0, 0);
-			__weft_signal_caught();
+			after_kernel_wait(vp);
 			continue;
 		}
 		vp->stat.idle_sleeps++;
-		__weft_preempt_idle();
-		kernel_sleep_until(__weft_timers_next());
+		if (kernel_sleep_until(__weft_timers_next(vp)))
+			after_kernel_wait(vp);
 		__weft_timers_run(__weft_now());
 	}
 }
 
-static inline void run_due_timers(void)
+static inline void run_due_timers(struct vp *vp)
 {
-	if (unlikely(__weft_timers_pending()))
+	if (unlikely(__weft_timers_pending(vp)))
 		__weft_timers_run(__weft_now());
+}
+
+/*
+ * The caller gave up the processor (BLOCKED or EXITING) while a program's
+ * handler runs over protected code, so no other UT may run: wait in the
+ * kernel as a kernel thread would, until something (a timer, or a nested
+ * handler) makes the caller ready again.
+ */
+static void schedule_noswitch(struct vp *vp)
+{
+	struct ut *self = vp->cur;
+	if (self->state == UT_EXITING)
+		__weft_die("thread %llu exited inside a signal handler that interrupted libc or Weft",
+			   (unsigned long long)self->id);
+	while (self->state == UT_BLOCKED) {
+		if (self->tindex) {
+			kernel_sleep_until(self->deadline);
+			__weft_timers_run(__weft_now());
+		} else {
+			__weft_raw_syscall6(SYS_pause, 0, 0, 0, 0, 0, 0);
+		}
+	}
+	/* woken: it was made READY; it runs on without a switch */
+	rq_unlink(vp, self);
+	WEFT_STATE(self, UT_RUNNING);
+	vp->dispatch_pending = 1;
 }
 
 void __weft_schedule(void)
 {
-	struct vp *vp = &__weft_vp0;
-	run_due_timers();
-	int p = highest_ready(vp);
+	struct vp *vp = __weft_vp();
+	if (unlikely(__weft_noswitch(vp))) {
+		schedule_noswitch(vp);
+		return;
+	}
+	run_due_timers(vp);
+	int p = __weft_highest_ready(vp);
 	if (p < 0)
 		p = idle(vp);
-	struct ut *next;
-	if (unlikely(vp->sched_debug >= SD_RANDOM)) {
-		next = __weft_debug_pick(p);
-		rq_unlink(vp, next);
-	} else {
-		next = rq_pop(vp, p);
-	}
+	struct ut *next = choose(vp, p);
+	rq_unlink(vp, next);
 	if (next == vp->cur) {          /* woke itself while idling */
-		next->state = UT_RUNNING;
+		WEFT_STATE(next, UT_RUNNING);
 		return;
 	}
 	switch_to(vp, next);
 }
 
+/* A switch point found a handler running over protected code. */
+static bool declined(struct vp *vp)
+{
+	if (likely(!__weft_noswitch(vp)))
+		return false;
+	vp->dispatch_pending = 1;
+	return true;
+}
+
 void __weft_yield(void)
 {
-	struct vp *vp = &__weft_vp0;
+	struct vp *vp = __weft_vp();
 	struct ut *cur = vp->cur;
-	run_due_timers();
-	int p = highest_ready(vp);
-	if (p < (int)cur->prio)
+	run_due_timers(vp);
+	int p = __weft_highest_ready(vp);
+	if (p < (int)cur->prio || declined(vp))
 		return;
-	struct ut *next = vp->rq[p];
-	if (p == (int)cur->prio && next->q_next == next) {
+	struct ut *next = choose(vp, p);
+	if (next->q_next == next && p == (int)cur->prio) {
 		/* the one other ready UT of our level: trade places, leaving
 		 * the bitmap and the ready count as they are */
 		cur->q_next = cur->q_prev = cur;
-		cur->state = UT_READY;
+		WEFT_STATE(cur, UT_READY);
 		vp->rq[p] = cur;
 	} else {
 		rq_unlink(vp, next);
@@ -228,33 +279,37 @@ void __weft_yield(void)
 
 void __weft_rotate(void)
 {
-	struct vp *vp = &__weft_vp0;
+	struct vp *vp = __weft_vp();
 	struct ut *cur = vp->cur;
-	if (highest_ready(vp) != (int)cur->prio)
+	if (__weft_highest_ready(vp) != (int)cur->prio || declined(vp))
 		return;
-	struct ut *next = rq_pop(vp, cur->prio);
+	struct ut *next = choose(vp, cur->prio);
+	rq_unlink(vp, next);
 	rq_link(vp, cur, false);
 	switch_to(vp, next);
 }
 
 static void preempt_current(struct vp *vp, bool to_head)
 {
+	if (declined(vp))
+		return;
 	struct ut *cur = vp->cur;
-	struct ut *next = rq_pop(vp, highest_ready(vp));
+	struct ut *next = choose(vp, __weft_highest_ready(vp));
+	rq_unlink(vp, next);
 	rq_link(vp, cur, to_head);
 	switch_to(vp, next);
 }
 
 void __weft_preempt_check(void)
 {
-	struct vp *vp = &__weft_vp0;
-	if (highest_ready(vp) > (int)vp->cur->prio)
+	struct vp *vp = __weft_vp();
+	if (__weft_highest_ready(vp) > (int)vp->cur->prio)
 		preempt_current(vp, true);
 }
 
 int __weft_yield_to(struct ut *t)
 {
-	struct vp *vp = &__weft_vp0;
+	struct vp *vp = __weft_vp();
 	struct ut *cur = vp->cur;
 	if (t == cur)
 		return 0;
@@ -262,6 +317,8 @@ int __weft_yield_to(struct ut *t)
 		return EAGAIN;
 	if (t->prio < cur->prio)
 		return EPERM;
+	if (declined(vp))
+		return 0;
 	rq_unlink(vp, t);
 	rq_link(vp, cur, false);
 	switch_to(vp, t);
@@ -277,7 +334,7 @@ int __weft_yield_to(struct ut *t)
  */
 void __weft_set_sched(struct ut *t, int policy, int prio, bool setprio)
 {
-	struct vp *vp = &__weft_vp0;
+	struct vp *vp = __weft_vp();
 	int old = t->prio;
 	t->policy = (uint8_t)policy;
 	t->base_prio = (uint8_t)prio;
@@ -301,7 +358,7 @@ void __weft_set_sched(struct ut *t, int policy, int prio, bool setprio)
 		return;
 	case UT_RUNNING: {
 		t->prio = (uint8_t)prio;
-		int hp = highest_ready(vp);
+		int hp = __weft_highest_ready(vp);
 		/* at the tail of its list, it runs on only if nothing else is
 		 * ready at its priority; at the head, only a better UT wins */
 		if (hp > prio || (hp == prio && !to_head))

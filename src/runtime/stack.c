@@ -145,7 +145,7 @@ static int new_slab(void)
 		return EAGAIN;
 	slab_next = p;
 	slab_left = SLAB_STACKS;
-	__weft_vp0.stat.stacks_mapped += SLAB_STACKS;
+	__weft_vp()->stat.stacks_mapped += SLAB_STACKS;
 	return 0;
 }
 
@@ -163,7 +163,7 @@ static int pooled_get(struct ut_stack *s)
 			s->guard = 0;
 			set_canary(s);
 		}
-		__weft_vp0.stat.stacks_reused++;
+		__weft_vp()->stat.stacks_reused++;
 		return 0;
 	}
 	if (!slab_left || slab_size_used != default_size) {
@@ -198,7 +198,7 @@ static int mapped_get(struct ut_stack *s, size_t size, size_t guard)
 	}
 	if (!guard)
 		set_canary(s);
-	__weft_vp0.stat.stacks_mapped++;
+	__weft_vp()->stat.stacks_mapped++;
 	return 0;
 }
 

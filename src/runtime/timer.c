@@ -7,6 +7,8 @@
  * Invariant: heap.v[i]->tindex == i + 1 for every i < heap.n, and a UT's
  * deadline is no earlier than its parent's.  The heap only grows, so parking
  * with a deadline allocates only until the heap reaches its high-water mark.
+ * VP-local: no signal handler reads the heap (the tick decides nothing
+ * itself: preempt.c), so __weft_timer_reserve may move it with realloc.
  */
 #include "rt.h"
 
@@ -126,7 +128,7 @@ static void sift_down(struct ut **v, uint32_t n, uint32_t i)
  * deadline never needs memory and so never fails. */
 int __weft_timer_reserve(uint32_t n)
 {
-	struct timer_heap *h = &__weft_vp0.timers;
+	struct timer_heap *h = &__weft_vp()->timers;
 	if (n <= h->cap)
 		return 0;
 	uint32_t cap = h->cap ? h->cap : 64;
@@ -142,7 +144,7 @@ int __weft_timer_reserve(uint32_t n)
 
 void __weft_timer_add(struct ut *t, int64_t deadline)
 {
-	struct timer_heap *h = &__weft_vp0.timers;
+	struct timer_heap *h = &__weft_vp()->timers;
 	t->deadline = deadline;
 	h->v[h->n] = t;
 	sift_up(h->v, h->n++);
@@ -150,7 +152,7 @@ void __weft_timer_add(struct ut *t, int64_t deadline)
 
 void __weft_timer_del(struct ut *t)
 {
-	struct timer_heap *h = &__weft_vp0.timers;
+	struct timer_heap *h = &__weft_vp()->timers;
 	uint32_t i = t->tindex - 1;
 	t->tindex = 0;
 	struct ut *last = h->v[--h->n];
@@ -166,13 +168,13 @@ void __weft_timer_del(struct ut *t)
 
 int __weft_timers_run(int64_t now)
 {
-	struct timer_heap *h = &__weft_vp0.timers;
+	struct timer_heap *h = &__weft_vp()->timers;
 	int n = 0;
 	while (h->n && h->v[0]->deadline <= now) {
 		struct ut *t = h->v[0];
 		__weft_unpark_nopreempt(t, ETIMEDOUT);
 		n++;
 	}
-	__weft_vp0.stat.timer_wakeups += (uint64_t)n;
+	__weft_vp()->stat.timer_wakeups += (uint64_t)n;
 	return n;
 }

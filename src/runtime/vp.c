@@ -1,13 +1,19 @@
 /*
- * vp.c — starting the runtime: the virtual processor and UT 1.
+ * vp.c — the process's runtime state, the virtual processor, and start-up.
+ *
+ * Owns: __weft_proc (process-wide state and the configuration),
+ * __weft_vps (the VPs: one in M:1), and __weft_init, which turns the
+ * calling kernel thread into VP 0 and `main` into UT 1.
  *
  * The runtime starts in a constructor, or earlier at the first Weft call
  * (another library's constructor may create threads before ours runs);
- * __weft_started makes the second attempt a no-op.  `main` becomes UT 1 and
- * keeps running on the process stack; its scheduling policy and priority are
- * those the kernel thread had, so `chrt -f 10 prog` means what it says.
+ * __weft_started makes the second attempt a no-op.  `main` keeps running
+ * on the process stack; its scheduling policy and priority are those the
+ * kernel thread had, so `chrt -f 10 prog` means what it says.  Everything
+ * marked "start-up" in rt.h is written here, before any UT but main exists.
  */
 #include "rt.h"
+#include "../arch/arch.h"
 
 #include <fcntl.h>
 #include <sched.h>
@@ -15,8 +21,9 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+struct weft_proc __weft_proc;
+struct vp __weft_vps[1];
 bool __weft_started;
-uint64_t __weft_next_id HIDDEN = 2;
 extern void *__libc_stack_end;
 
 static void main_stack(struct ut_stack *s)
@@ -66,26 +73,34 @@ void __weft_init(void)
 	if (__weft_started)
 		return;
 	__weft_started = true;
-	struct vp *vp = &__weft_vp0;
+	int saved = errno;
+	struct weft_proc *proc = &__weft_proc;
+	struct vp *vp = &__weft_vps[0];
+	__weft_arch_init();
+	proc->nvps = 1;
+	proc->next_id = 2;
+	vp->index = 0;
 	vp->errnop = &errno;
 	vp->tid = gettid();
-	int saved = errno;
+	vp->tp0 = __weft_arch_tp_get();
 	/* UT 1 exists before anything here can allocate: malloc may be a
 	 * sanitizer's, which calls back into pthread_getspecific. */
 	struct ut *t = __weft_ut_alloc();
 	if (!t)
 		__weft_die("cannot map the thread table at start-up");
 	t->id = 1;
-	t->state = UT_RUNNING;
+	WEFT_STATE(t, UT_RUNNING);
 	vp->cur = t;
-	vp->live = 1;
+	proc->live = 1;
 	main_stack(&t->stack);
 	main_sched(t);
 	main_name(t->name);
 	if (__weft_timer_reserve(64) != 0)
 		__weft_die("cannot allocate the timer heap at start-up");
+	__weft_config_init(&proc->cfg);
+	if (proc->cfg.stack_size)
+		__weft_stack_set_default_size(proc->cfg.stack_size);
 	__weft_fault_init();
-	__weft_env_init();
 	__weft_preempt_init();
 	__weft_sched_debug_init();
 	errno = saved;

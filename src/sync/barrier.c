@@ -39,15 +39,16 @@ EXPORT int pthread_barrier_destroy(pthread_barrier_t *b)
 
 EXPORT int pthread_barrier_wait(pthread_barrier_t *b)
 {
+	WEFT_CALL();
 	struct wbarrier *w = wbar_of(b);
 	if (!w || w->count == 0)
-		return __weft_exit_with(EINVAL);
+		return EINVAL;
 	__weft_ensure();
 	if (++w->arrived < w->count) {
 		__weft_park(&w->waiters, -1, WAIT_BARRIER, w);
-		return __weft_exit_with(0);
+		return 0;
 	}
 	w->arrived = 0;
 	__weft_wake_all(&w->waiters, 0);
-	return __weft_exit_with(PTHREAD_BARRIER_SERIAL_THREAD);
+	return PTHREAD_BARRIER_SERIAL_THREAD;
 }

@@ -65,7 +65,7 @@ static int cond_wait(struct wcond *c, struct wmutex *w, int64_t deadline)
 		/* POSIX: the mutex is held again when the handlers run. */
 		if (lr == 0 || lr == EOWNERDEAD)
 			w->count = depth;
-		__weft_cancel_act();
+		__weft_hooks.cancel_act();
 	}
 	if (lr != 0 && lr != EOWNERDEAD)
 		return lr;                       /* ENOTRECOVERABLE: not the owner */
@@ -77,30 +77,39 @@ static int cond_wait(struct wcond *c, struct wmutex *w, int64_t deadline)
 
 EXPORT int pthread_cond_wait(pthread_cond_t *cv, pthread_mutex_t *m)
 {
+	WEFT_CALL();
 	if (!cv || !m)
-		return __weft_exit_with(EINVAL);
+		return EINVAL;
 	__weft_ensure();
-	return __weft_exit_with(cond_wait(wcond_of(cv), wmutex_of(m), -1));
+	return cond_wait(wcond_of(cv), wmutex_of(m), -1);
+}
+
+static int cond_clockwait(pthread_cond_t *cv, pthread_mutex_t *m, clockid_t clk,
+			  const struct timespec *abs)
+{
+	if (!cv || !m)
+		return EINVAL;
+	int64_t deadline;
+	int r = __weft_sync_deadline(clk, abs, &deadline);
+	if (r)
+		return r;
+	__weft_ensure();
+	return cond_wait(wcond_of(cv), wmutex_of(m), deadline);
 }
 
 EXPORT int pthread_cond_clockwait(pthread_cond_t *cv, pthread_mutex_t *m, clockid_t clk,
 				  const struct timespec *abs)
 {
-	if (!cv || !m)
-		return __weft_exit_with(EINVAL);
-	int64_t deadline;
-	int r = __weft_sync_deadline(clk, abs, &deadline);
-	if (r)
-		return __weft_exit_with(r);
-	__weft_ensure();
-	return __weft_exit_with(cond_wait(wcond_of(cv), wmutex_of(m), deadline));
+	WEFT_CALL();
+	return cond_clockwait(cv, m, clk, abs);
 }
 
 EXPORT int pthread_cond_timedwait(pthread_cond_t *cv, pthread_mutex_t *m, const struct timespec *abs)
 {
+	WEFT_CALL();
 	if (!cv)
-		return __weft_exit_with(EINVAL);
-	return __weft_exit_with(pthread_cond_clockwait(cv, m, wcond_of(cv)->clock, abs));
+		return EINVAL;
+	return cond_clockwait(cv, m, wcond_of(cv)->clock, abs);
 }
 
 /* Wake the first waiter: onto the mutex if it is locked, else ready. */
@@ -118,29 +127,31 @@ static void wake_first(struct wcond *c, bool preempt)
 
 EXPORT int pthread_cond_signal(pthread_cond_t *cv)
 {
+	WEFT_CALL();
 	struct wcond *c = wcond_of(cv);
 	if (!c)
-		return __weft_exit_with(EINVAL);
+		return EINVAL;
 	if (likely(!c->waiters.head))
-		return __weft_exit_with(0);
+		return 0;
 	wake_first(c, true);
 	forget_mutex_if_idle(c);
-	return __weft_exit_with(0);
+	return 0;
 }
 
 EXPORT int pthread_cond_broadcast(pthread_cond_t *cv)
 {
+	WEFT_CALL();
 	struct wcond *c = wcond_of(cv);
 	if (!c)
-		return __weft_exit_with(EINVAL);
+		return EINVAL;
 	if (likely(!c->waiters.head))
-		return __weft_exit_with(0);
+		return 0;
 	struct wmutex *w = c->mutex;
 	if (w->kind & MK_NOTRECOVERABLE) {
 		/* Nobody will ever unlock it: everyone must see the error. */
 		__weft_wake_all(&c->waiters, 0);
 		c->mutex = NULL;
-		return __weft_exit_with(0);
+		return 0;
 	}
 	wake_first(c, false);
 	struct ut *t;
@@ -148,7 +159,7 @@ EXPORT int pthread_cond_broadcast(pthread_cond_t *cv)
 		morph(c, w, t);
 	c->mutex = NULL;
 	__weft_preempt_check();
-	return __weft_exit_with(0);
+	return 0;
 }
 
 EXPORT int pthread_cond_init(pthread_cond_t *cv, const pthread_condattr_t *a)

@@ -46,27 +46,30 @@ static int event_wait(struct wevent *ev, int64_t deadline)
 
 EXPORT int weft_event_wait(weft_event_t *e)
 {
-	return __weft_exit_with(e ? event_wait(wev_of(e), -1) : EINVAL);
+	WEFT_CALL();
+	return e ? event_wait(wev_of(e), -1) : EINVAL;
 }
 
 EXPORT int weft_event_timedwait(weft_event_t *e, clockid_t clk, const struct timespec *abstime)
 {
+	WEFT_CALL();
 	if (!e)
-		return __weft_exit_with(EINVAL);
+		return EINVAL;
 	int64_t deadline;
 	int r = __weft_sync_deadline(clk, abstime, &deadline);
-	return __weft_exit_with(r ? r : event_wait(wev_of(e), deadline));
+	return r ? r : event_wait(wev_of(e), deadline);
 }
 
 EXPORT int weft_event_set(weft_event_t *e)
 {
+	WEFT_CALL();
 	if (!e)
-		return __weft_exit_with(EINVAL);
+		return EINVAL;
 	struct wevent *ev = wev_of(e);
 	ev->set = 1;
 	if (ev->waiters.head)
 		__weft_wake_all(&ev->waiters, 0);
-	return __weft_exit_with(0);
+	return 0;
 }
 
 EXPORT int weft_event_clear(weft_event_t *e)

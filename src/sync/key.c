@@ -19,7 +19,7 @@
  * main is an unknown thread to ASan and its stack bookkeeping (no-return
  * calls, fiber switches) works on garbage bounds.
  */
-#include "../runtime/rt.h"
+#include "sync.h"
 
 #include <limits.h>
 #include <stdlib.h>

@@ -15,17 +15,18 @@
 
 EXPORT int weft_send(pthread_t thread, uintptr_t msg)
 {
+	WEFT_CALL();
 	__weft_ensure();
 	struct ut *t = __weft_live_ut(thread);
 	if (!t)
-		return __weft_exit_with(ESRCH);
+		return ESRCH;
 	if (t->mbox_full)
-		return __weft_exit_with(EAGAIN);
+		return EAGAIN;
 	t->mbox_msg = msg;
 	t->mbox_full = 1;
 	if (t->state == UT_BLOCKED && t->wait_kind == WAIT_MAILBOX)
 		__weft_unpark(t, 0);
-	return __weft_exit_with(0);
+	return 0;
 }
 
 static uintptr_t take(struct ut *self)
@@ -47,22 +48,24 @@ static int receive(uintptr_t *msg, int64_t deadline)
 
 EXPORT int weft_receive(uintptr_t *msg)
 {
+	WEFT_CALL();
 	if (!msg)
-		return __weft_exit_with(EINVAL);
+		return EINVAL;
 	__weft_ensure();
-	return __weft_exit_with(receive(msg, -1));
+	return receive(msg, -1);
 }
 
 EXPORT int weft_recvtime(uintptr_t *msg, const struct timespec *reltime)
 {
+	WEFT_CALL();
 	if (!msg)
-		return __weft_exit_with(EINVAL);
+		return EINVAL;
 	int64_t deadline;
 	int r = __weft_rel_deadline(reltime, &deadline);
 	if (r)
-		return __weft_exit_with(r);
+		return r;
 	__weft_ensure();
-	return __weft_exit_with(receive(msg, deadline));
+	return receive(msg, deadline);
 }
 
 EXPORT int weft_recvclr(uintptr_t *msg)

@@ -131,32 +131,36 @@ static int lock_slow(struct wmutex *w, clockid_t clk, const struct timespec *abs
 
 EXPORT int pthread_mutex_lock(pthread_mutex_t *m)
 {
+	WEFT_CALL();
 	struct wmutex *w = wmutex_of(m);
 	struct ut *self = __weft_self();
 	if (likely(w && w->kind == 0 && !w->owner && self)) {
 		w->owner = self;
-		return __weft_exit_lock(0);
+		WEFT_RETURN_LOCK(0);
 	}
-	return __weft_exit_lock(lock_slow(w, CLOCK_REALTIME, NULL, false));
+	WEFT_RETURN_LOCK(lock_slow(w, CLOCK_REALTIME, NULL, false));
 }
 
 EXPORT int pthread_mutex_trylock(pthread_mutex_t *m)
 {
+	WEFT_CALL();
 	struct wmutex *w = wmutex_of(m);
 	if (!w)
-		return __weft_exit_lock(EINVAL);
+		WEFT_RETURN_LOCK(EINVAL);
 	int r = try_acquire(w, __weft_self_ensure());
-	return __weft_exit_lock(r == EDEADLK ? EBUSY : r);
+	WEFT_RETURN_LOCK(r == EDEADLK ? EBUSY : r);
 }
 
 EXPORT int pthread_mutex_clocklock(pthread_mutex_t *m, clockid_t clk, const struct timespec *abs)
 {
-	return __weft_exit_lock(lock_slow(wmutex_of(m), clk, abs, true));
+	WEFT_CALL();
+	WEFT_RETURN_LOCK(lock_slow(wmutex_of(m), clk, abs, true));
 }
 
 EXPORT int pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec *abs)
 {
-	return __weft_exit_lock(lock_slow(wmutex_of(m), CLOCK_REALTIME, abs, true));
+	WEFT_CALL();
+	WEFT_RETURN_LOCK(lock_slow(wmutex_of(m), CLOCK_REALTIME, abs, true));
 }
 
 static int unlock_slow(struct wmutex *w)
@@ -185,12 +189,13 @@ static int unlock_slow(struct wmutex *w)
 
 EXPORT int pthread_mutex_unlock(pthread_mutex_t *m)
 {
+	WEFT_CALL();
 	struct wmutex *w = wmutex_of(m);
 	if (likely(w && w->kind == 0 && !w->waiters.head)) {
 		w->owner = NULL;
-		return __weft_exit_with(0);
+		return 0;
 	}
-	return __weft_exit_with(unlock_slow(w));
+	return unlock_slow(w);
 }
 
 EXPORT int pthread_mutex_consistent(pthread_mutex_t *m)

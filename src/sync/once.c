@@ -9,7 +9,7 @@
  * of returning, exit puts the word back to 0 and a later caller runs it
  * (POSIX's rule for a cancelled init routine).
  */
-#include "../runtime/rt.h"
+#include "sync.h"
 
 enum { ONCE_INIT = 0, ONCE_RUNNING = 1, ONCE_DONE = 2 };
 
@@ -26,6 +26,7 @@ EXPORT int pthread_once(pthread_once_t *once, void (*init)(void))
 		return EINVAL;
 	if (likely(*once == ONCE_DONE))
 		return 0;
+	WEFT_CALL();
 	__weft_ensure();
 	while (*once == ONCE_RUNNING)
 		__weft_park(&once_waiters, -1, WAIT_ONCE, once);

@@ -127,48 +127,73 @@ static inline const struct timespec *time_or_bad(const struct timespec *abs)
 	return abs ? abs : &bad_time;
 }
 
-EXPORT int pthread_rwlock_rdlock(pthread_rwlock_t *l) { return __weft_exit_with(rdlock(wrw_of(l), false, 0, NULL)); }
-EXPORT int pthread_rwlock_tryrdlock(pthread_rwlock_t *l) { return __weft_exit_with(rdlock(wrw_of(l), true, 0, NULL)); }
-EXPORT int pthread_rwlock_wrlock(pthread_rwlock_t *l) { return __weft_exit_with(wrlock(wrw_of(l), false, 0, NULL)); }
-EXPORT int pthread_rwlock_trywrlock(pthread_rwlock_t *l) { return __weft_exit_with(wrlock(wrw_of(l), true, 0, NULL)); }
+EXPORT int pthread_rwlock_rdlock(pthread_rwlock_t *l)
+{
+	WEFT_CALL();
+	return rdlock(wrw_of(l), false, 0, NULL);
+}
+
+EXPORT int pthread_rwlock_tryrdlock(pthread_rwlock_t *l)
+{
+	WEFT_CALL();
+	return rdlock(wrw_of(l), true, 0, NULL);
+}
+
+EXPORT int pthread_rwlock_wrlock(pthread_rwlock_t *l)
+{
+	WEFT_CALL();
+	return wrlock(wrw_of(l), false, 0, NULL);
+}
+
+EXPORT int pthread_rwlock_trywrlock(pthread_rwlock_t *l)
+{
+	WEFT_CALL();
+	return wrlock(wrw_of(l), true, 0, NULL);
+}
+
 
 EXPORT int pthread_rwlock_clockrdlock(pthread_rwlock_t *l, clockid_t clk, const struct timespec *abs)
 {
-	return __weft_exit_with(rdlock(wrw_of(l), false, clk, time_or_bad(abs)));
+	WEFT_CALL();
+	return rdlock(wrw_of(l), false, clk, time_or_bad(abs));
 }
 
 EXPORT int pthread_rwlock_timedrdlock(pthread_rwlock_t *l, const struct timespec *abs)
 {
-	return __weft_exit_with(rdlock(wrw_of(l), false, CLOCK_REALTIME, time_or_bad(abs)));
+	WEFT_CALL();
+	return rdlock(wrw_of(l), false, CLOCK_REALTIME, time_or_bad(abs));
 }
 
 EXPORT int pthread_rwlock_clockwrlock(pthread_rwlock_t *l, clockid_t clk, const struct timespec *abs)
 {
-	return __weft_exit_with(wrlock(wrw_of(l), false, clk, time_or_bad(abs)));
+	WEFT_CALL();
+	return wrlock(wrw_of(l), false, clk, time_or_bad(abs));
 }
 
 EXPORT int pthread_rwlock_timedwrlock(pthread_rwlock_t *l, const struct timespec *abs)
 {
-	return __weft_exit_with(wrlock(wrw_of(l), false, CLOCK_REALTIME, time_or_bad(abs)));
+	WEFT_CALL();
+	return wrlock(wrw_of(l), false, CLOCK_REALTIME, time_or_bad(abs));
 }
 
 EXPORT int pthread_rwlock_unlock(pthread_rwlock_t *l)
 {
+	WEFT_CALL();
 	struct wrwlock *rw = wrw_of(l);
 	if (!rw)
-		return __weft_exit_with(EINVAL);
+		return EINVAL;
 	if (rw->writer) {
 		if (rw->writer != __weft_self())
-			return __weft_exit_with(EPERM);
+			return EPERM;
 		rw->writer = NULL;
 	} else if (rw->nreaders) {
 		if (--rw->nreaders)
-			return __weft_exit_with(0);
+			return 0;
 	} else {
-		return __weft_exit_with(EPERM);
+		return EPERM;
 	}
 	dispatch(rw);
-	return __weft_exit_with(0);
+	return 0;
 }
 
 EXPORT int pthread_rwlock_init(pthread_rwlock_t *l, const pthread_rwlockattr_t *a)

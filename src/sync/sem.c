@@ -68,40 +68,52 @@ static int sem_take(struct wsem *w, clockid_t clk, const struct timespec *abs, b
 	__weft_ensure();
 	int r = __weft_park_cancellable(&w->waiters, deadline, WAIT_SEM, w);
 	if (r == ECANCELED)
-		__weft_cancel_act();          /* post hands units only to those it wakes */
+		__weft_hooks.cancel_act();          /* post hands units only to those it wakes */
 	return r ? fail(r) : 0;
 }
 
 static const struct timespec bad_time = { 0, -1 };
 
-EXPORT int sem_wait(sem_t *s) { return __weft_exit_with(sem_take(wsem_of(s), 0, NULL, false)); }
-EXPORT int sem_trywait(sem_t *s) { return __weft_exit_with(sem_take(wsem_of(s), 0, NULL, true)); }
+EXPORT int sem_wait(sem_t *s)
+{
+	WEFT_CALL();
+	return sem_take(wsem_of(s), 0, NULL, false);
+}
+
+EXPORT int sem_trywait(sem_t *s)
+{
+	WEFT_CALL();
+	return sem_take(wsem_of(s), 0, NULL, true);
+}
 
 EXPORT int sem_timedwait(sem_t *s, const struct timespec *abs)
 {
-	return __weft_exit_with(sem_take(wsem_of(s), CLOCK_REALTIME, abs ? abs : &bad_time, false));
+	WEFT_CALL();
+	return sem_take(wsem_of(s), CLOCK_REALTIME, abs ? abs : &bad_time, false);
 }
 
 EXPORT int sem_clockwait(sem_t *s, clockid_t clk, const struct timespec *abs)
 {
+	WEFT_CALL();
 	if (clk != CLOCK_REALTIME && clk != CLOCK_MONOTONIC)
-		return __weft_exit_with(fail(EINVAL));
-	return __weft_exit_with(sem_take(wsem_of(s), clk, abs ? abs : &bad_time, false));
+		return fail(EINVAL);
+	return sem_take(wsem_of(s), clk, abs ? abs : &bad_time, false);
 }
 
 EXPORT int sem_post(sem_t *s)
 {
+	WEFT_CALL();
 	struct wsem *w = wsem_of(s);
 	if (!w)
-		return __weft_exit_with(fail(EINVAL));
+		return fail(EINVAL);
 	if (unlikely(w->waiters.head)) {
 		__weft_unpark(w->waiters.head, 0);
-		return __weft_exit_with(0);
+		return 0;
 	}
 	if (w->value >= SEM_VALUE_MAX)
-		return __weft_exit_with(fail(EOVERFLOW));
+		return fail(EOVERFLOW);
 	w->value++;
-	return __weft_exit_with(0);
+	return 0;
 }
 
 EXPORT int sem_getvalue(sem_t *s, int *value)

@@ -58,23 +58,25 @@ static int lock_slow(pthread_spinlock_t *s)
 
 EXPORT int pthread_spin_lock(pthread_spinlock_t *s)
 {
+	WEFT_CALL();
 	struct ut *self = __weft_self();
 	if (likely(s && *s == 0 && self)) {
 		*s = (int)(self->slot + 1);
-		return __weft_exit_with(0);
+		return 0;
 	}
-	return __weft_exit_with(lock_slow(s));
+	return lock_slow(s);
 }
 
 EXPORT int pthread_spin_trylock(pthread_spinlock_t *s)
 {
+	WEFT_CALL();
 	if (!s)
-		return __weft_exit_with(EINVAL);
+		return EINVAL;
 	struct ut *self = __weft_self_ensure();
 	if (*s)
-		return __weft_exit_with(EBUSY);
+		return EBUSY;
 	*s = (int)(self->slot + 1);
-	return __weft_exit_with(0);
+	return 0;
 }
 
 /* The first UT parked for lock s, or NULL. */
@@ -93,21 +95,22 @@ static struct ut *first_waiter(pthread_spinlock_t *s)
 
 EXPORT int pthread_spin_unlock(pthread_spinlock_t *s)
 {
+	WEFT_CALL();
 	if (!s)
-		return __weft_exit_with(EINVAL);
+		return EINVAL;
 	struct ut *self = __weft_self();
 	if (!self || *s != (int)(self->slot + 1))
-		return __weft_exit_with(EPERM);
+		return EPERM;
 	if (likely(!spin_waiters.head)) {
 		*s = 0;
-		return __weft_exit_with(0);
+		return 0;
 	}
 	struct ut *next = first_waiter(s);
 	if (!next) {
 		*s = 0;
-		return __weft_exit_with(0);
+		return 0;
 	}
 	*s = (int)(next->slot + 1);
 	__weft_unpark(next, 0);
-	return __weft_exit_with(0);
+	return 0;
 }

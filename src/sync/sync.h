@@ -95,6 +95,13 @@ struct wsem {
 };
 _Static_assert(sizeof(struct wsem) == sizeof(sem_t), "sem size");
 
+/* ---- what the runtime's hooks call (posix/hooks.c) ---- */
+void __weft_tsd_run_destructors(struct ut *t) HIDDEN;     /* key.c */
+void __weft_tsd_release(struct ut *t) HIDDEN;             /* key.c */
+void __weft_once_abandon(struct ut *t) HIDDEN;            /* once.c */
+void __weft_robust_owner_died(struct ut *t) HIDDEN;       /* robust.c */
+struct ut *__weft_wait_holder(const struct ut *t) HIDDEN; /* describe.c */
+
 /* The UT behind handle h if it has not exited, else NULL (xinu.c). */
 struct ut *__weft_live_ut(pthread_t h) HIDDEN;
 

@@ -27,6 +27,7 @@ EXPORT int weft_ping(pthread_t thread)
 EXPORT int weft_yield_to(pthread_t thread)
 {
 	__weft_ensure();
+	WEFT_CALL();
 	struct ut *t = __weft_live_ut(thread);
 	if (!t)
 		return ESRCH;

@@ -8,7 +8,8 @@
  * UT's own stack as if the interrupted instruction had called it, saves
  * *everything* the interrupted code could have live (all general registers,
  * flags, and the whole extended state by xsave: x87, SSE, AVX, AVX-512),
- * lets the scheduler switch, and on resumption restores it all and returns
+ * lets the scheduler switch (__weft_preempt_trampoline_body: the tick's
+ * decision, then the epilogue), and on resumption restores it all and returns
  * to the interrupted instruction with %rsp exactly as it was.
  *
  * Frame (high to low): [interrupted rip] [rflags] [rax ... r15] <- %rbx
@@ -84,7 +85,7 @@ __weft_preempt_trampoline:
 	movl	$-1, %eax
 	movl	$-1, %edx
 	xsave64	(%rsp)
-	call	__weft_preempted
+	call	__weft_preempt_trampoline_body
 	movl	$-1, %eax
 	movl	$-1, %edx
 	xrstor64 (%rsp)
@@ -125,5 +126,16 @@ __weft_preempt_trampoline:
 	ret	$128			/* back over the red zone we skipped */
 	.cfi_endproc
 	.size	__weft_preempt_trampoline, .-__weft_preempt_trampoline
+
+/* void __weft_arch_sigreturn(void): sa_restorer of the handlers Weft
+ * installs by system call; the kernel requires one on x86-64. */
+	.globl	__weft_arch_sigreturn
+	.hidden	__weft_arch_sigreturn
+	.type	__weft_arch_sigreturn, @function
+	.p2align 4
+__weft_arch_sigreturn:
+	movq	$15, %rax		/* SYS_rt_sigreturn */
+	syscall
+	.size	__weft_arch_sigreturn, .-__weft_arch_sigreturn
 
 	.section .note.GNU-stack,"",@progbits

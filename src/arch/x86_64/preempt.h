@@ -9,6 +9,7 @@
 #ifndef WEFT_ARCH_INCLUDED_FROM_ARCH_H
 #error "include src/arch/arch.h, not an ISA header"
 #endif
+#include <stdbool.h>
 #include <stdint.h>
 #include <ucontext.h>
 
@@ -48,10 +49,10 @@ static inline uint64_t __weft_arch_fake_call_depth(void)
 	return WEFT_ARCH_RED_ZONE + 8 + 17 * 8 + __weft_xsave_size + 64 + 2048;
 }
 
-/* Bytes of xsave area for the features the OS enabled (CPUID 0xD.0 EBX). */
-static inline uint64_t __weft_arch_xsave_size(void)
-{
-	uint32_t a, b, c, d;
-	__asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(0xd), "c"(0));
-	return b;
-}
+/* The trampoline can save the whole register state here (OSXSAVE); sets
+ * __weft_xsave_size.  False: no fake calls, so no time slicing (arch.c). */
+bool __weft_arch_fake_calls_possible(void);
+
+/* The signal-return trampoline for handlers Weft installs with the raw
+ * rt_sigaction system call (sa_restorer; preempt.S). */
+void __weft_arch_sigreturn(void);

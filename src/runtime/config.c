@@ -1,23 +1,27 @@
 /*
- * env.c — Weft's WEFT_* environment variables, read once at runtime start.
+ * config.c — Weft's configuration: every WEFT_* environment variable, read
+ * once at runtime start, in this one place, into __weft_proc.cfg.
  *
- * Owns: parsing and validating every WEFT_* variable and the settings they
- * give.  Invariant: a variable that is unset or empty means its default; a
- * variable whose value cannot be used prints exactly one warning line on
- * stderr naming the variable and the value used instead, and never stops
- * the program (a launcher typo must not turn into a crash).
+ * Owns: parsing and validating every WEFT_* variable.  Invariant: a variable
+ * that is unset or empty means its default; a variable whose value cannot
+ * be used prints exactly one warning line on stderr naming the variable and
+ * the value used instead, and never stops the program (a launcher typo must
+ * not turn into a crash).  The settings are written before the first UT
+ * exists and only read afterwards.
  *
  *   WEFT_STACK_SIZE  default stack of a new UT: bytes, or with a K/M/G suffix
  *   WEFT_VPS         virtual processors; only 1 exists until M:N lands
- *   WEFT_SCHED       scheduling policy set; only "posix" exists so far
+ *   WEFT_SCHED       posix, or a debug policy (debug_sched.c)
  *   WEFT_TIMESLICE   time slice: 10 / 10ms / 100us; 0 turns slicing off
  *   WEFT_PREEMPT_SIGNAL  the tick's signal (default SIGURG)
- *   WEFT_NOPREEMPT   more libraries never interrupted (runtime/preempt.c)
+ *   WEFT_NOPREEMPT   more libraries never interrupted (preempt.c)
+ *   WEFT_DEADLOCK    report / off: what to do when every UT is blocked
+ *   WEFT_TRACE       a file to write the schedule to
  *
  * This runs inside __weft_init, possibly before main and before stdio is
  * safe to use from a constructor, so it uses getenv and write(2) only.
  */
-#include "../runtime/rt.h"
+#include "rt.h"
 
 #include <limits.h>
 #include <signal.h>
@@ -31,14 +35,9 @@
 #define TIMESLICE_DEFAULT_MS 10
 #define TIMESLICE_MAX_MS 10000
 #define TIMESLICE_MIN_NS 10000ull
-#define STACK_MIN_BYTES 16384                 /* PTHREAD_STACK_MIN */
 #define STACK_MAX_BYTES (1ull << 40)
 
-static unsigned long long timeslice_ns = TIMESLICE_DEFAULT_MS * 1000000ull;
-static int preempt_signal = SIGURG;
-
-static void warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void warn(const char *fmt, ...)
+void __weft_warn(const char *fmt, ...)
 {
 	char line[256];
 	va_list ap;
@@ -99,42 +98,45 @@ static const char *value_of(const char *name)
 	return v && *v ? v : NULL;
 }
 
-static void read_stack_size(void)
+static void read_stack_size(struct weft_config *cfg)
 {
 	const char *v = value_of("WEFT_STACK_SIZE");
 	unsigned long long size;
 	if (!v)
 		return;
-	if (!parse_size(v, &size) || size < STACK_MIN_BYTES) {
-		warn("weft: WEFT_STACK_SIZE=%s is not a size of at least %d bytes; using the default %zu",
-		     v, STACK_MIN_BYTES, __weft_stack_default_size());
+	if (!parse_size(v, &size) || size < (unsigned long long)PTHREAD_STACK_MIN) {
+		__weft_warn("weft: WEFT_STACK_SIZE=%s is not a size of at least %zu bytes; using the default %zu",
+		     v, (size_t)PTHREAD_STACK_MIN, __weft_stack_default_size());
 		return;
 	}
-	__weft_stack_set_default_size((size_t)size);
+	cfg->stack_size = (size_t)size;
 }
 
-static void read_vps(void)
+static void read_vps(struct weft_config *cfg)
 {
 	const char *v = value_of("WEFT_VPS");
 	unsigned long long n;
 	if (!v)
 		return;
 	if (!parse_uint(v, &n) || n < 1 || n > VPS_MAX) {
-		warn("weft: WEFT_VPS=%s is not a number from 1 to %d; using the default 1", v, VPS_MAX);
+		__weft_warn("weft: WEFT_VPS=%s is not a number from 1 to %d; using the default 1", v, VPS_MAX);
 		return;
 	}
+	cfg->vps = 1;
 	if (n != 1)
-		warn("weft: WEFT_VPS=%s: only one virtual processor exists so far (M:1); using the default 1", v);
+		__weft_warn("weft: WEFT_VPS=%s: only one virtual processor exists so far (M:1); using the default 1", v);
 }
 
-/* The policy sets of DESIGN.md "Scheduling" (runtime/debug_sched.c). */
-static void read_sched(void)
+/* POSIX scheduling, or a debug policy (debug_sched.c parses it). */
+static void read_sched(struct weft_config *cfg)
 {
 	const char *v = value_of("WEFT_SCHED");
 	if (!v || strcmp(v, "posix") == 0)
 		return;
-	if (!__weft_sched_debug_parse(v))
-		warn("weft: WEFT_SCHED=%s is not a policy (posix, mutexswitch, rrswitch, random:SEED, pct:SEED:DEPTH); using the default posix", v);
+	if (__weft_sched_debug_parse(v))
+		cfg->sched = v;
+	else
+		__weft_warn("weft: WEFT_SCHED=%s is not a policy (posix, mutexswitch, rrswitch, random:SEED, pct:SEED:DEPTH); using the default posix", v);
 }
 
 /* "10" or "10ms" (milliseconds), "100us", "0" (no time slicing). */
@@ -159,18 +161,18 @@ static bool parse_duration_ns(const char *s, unsigned long long *out)
 	return true;
 }
 
-static void read_timeslice(void)
+static void read_timeslice(struct weft_config *cfg)
 {
 	const char *v = value_of("WEFT_TIMESLICE");
 	unsigned long long ns;
 	if (!v)
 		return;
 	if (!parse_duration_ns(v, &ns) || (ns != 0 && ns < TIMESLICE_MIN_NS)) {
-		warn("weft: WEFT_TIMESLICE=%s is not 0 or a slice from 10us to %ds (e.g. 10, 10ms, 100us); using the default %dms",
+		__weft_warn("weft: WEFT_TIMESLICE=%s is not 0 or a slice from 10us to %ds (e.g. 10, 10ms, 100us); using the default %dms",
 		     v, TIMESLICE_MAX_MS / 1000, TIMESLICE_DEFAULT_MS);
 		return;
 	}
-	timeslice_ns = ns;
+	cfg->timeslice_ns = ns;
 }
 
 /* "SIGURG", "URG", "SIGRTMIN+2", or a number; never one the process needs
@@ -199,27 +201,41 @@ static int parse_signal(const char *v)
 	return -1;
 }
 
-static void read_preempt_signal(void)
+static void read_preempt_signal(struct weft_config *cfg)
 {
 	const char *v = value_of("WEFT_PREEMPT_SIGNAL");
 	if (!v)
 		return;
 	int sig = parse_signal(v);
 	if (sig < 0) {
-		warn("weft: WEFT_PREEMPT_SIGNAL=%s is not a usable signal (e.g. SIGURG, SIGRTMIN+2, 23); using the default SIGURG", v);
+		__weft_warn("weft: WEFT_PREEMPT_SIGNAL=%s is not a usable signal (e.g. SIGURG, SIGRTMIN+2, 23); using the default SIGURG", v);
 		return;
 	}
-	preempt_signal = sig;
+	cfg->preempt_signal = sig;
 }
 
-void __weft_env_init(void)
+static void read_deadlock(struct weft_config *cfg)
 {
-	read_stack_size();
-	read_vps();
-	read_sched();
-	read_timeslice();
-	read_preempt_signal();
+	const char *v = value_of("WEFT_DEADLOCK");
+	if (!v || strcmp(v, "off") == 0)
+		return;
+	if (strcmp(v, "report") == 0)
+		cfg->deadlock_report = true;
+	else
+		__weft_warn("weft: WEFT_DEADLOCK=%s is not report or off; using the default off", v);
 }
 
-uint64_t __weft_env_timeslice_ns(void) { return timeslice_ns; }
-int __weft_env_preempt_signal(void) { return preempt_signal; }
+void __weft_config_init(struct weft_config *cfg)
+{
+	cfg->timeslice_ns = TIMESLICE_DEFAULT_MS * 1000000ull;
+	cfg->preempt_signal = SIGURG;
+	cfg->vps = 1;
+	read_stack_size(cfg);
+	read_vps(cfg);
+	read_sched(cfg);
+	read_timeslice(cfg);
+	read_preempt_signal(cfg);
+	read_deadlock(cfg);
+	cfg->nopreempt = value_of("WEFT_NOPREEMPT");
+	cfg->trace_path = value_of("WEFT_TRACE");
+}

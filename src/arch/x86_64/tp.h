@@ -1,0 +1,44 @@
+/*
+ * x86-64 thread pointer (%fs base).  Included only through src/arch/arch.h.
+ *
+ * Owns: reading and setting the kernel thread's thread pointer, the seam
+ * per-UT TLS uses (the switch path loads a UT's own pointer when it has
+ * one: sched.c's switch_to).  glibc's TCB starts with a pointer to itself
+ * (tcbhead_t.tcb), so %fs:0 reads the thread pointer without FSGSBASE.
+ * Setting it uses wrfsbase where the kernel enabled FSGSBASE (Linux >= 5.9,
+ * AT_HWCAP2 bit 1), about 13 ns here, else arch_prctl(ARCH_SET_FS), a
+ * system call of about 265 ns (arch.c decides once, at start-up).
+ */
+#ifndef WEFT_ARCH_INCLUDED_FROM_ARCH_H
+#error "include src/arch/arch.h, not an ISA header"
+#endif
+#include <stdbool.h>
+#include <stdint.h>
+
+extern bool __weft_arch_fsgsbase;
+void __weft_arch_tp_set_syscall(void *tp);
+
+static inline void *__weft_arch_tp_get(void)
+{
+	void *tp;
+	__asm__ volatile("movq %%fs:0, %0" : "=r"(tp));
+	return tp;
+}
+
+static inline void __weft_arch_tp_set(void *tp)
+{
+	if (__builtin_expect(__weft_arch_fsgsbase, 1))
+		__asm__ volatile("wrfsbase %0" : : "r"(tp) : "memory");
+	else
+		__weft_arch_tp_set_syscall(tp);
+}
+
+/* The stack pointer a jmp_buf returns to.  glibc mangles it (PTR_MANGLE:
+ * xor with the pointer guard at %fs:0x30, then rotate left by 17). */
+static inline uintptr_t __weft_arch_jmpbuf_sp(const long jb[8])
+{
+	uintptr_t guard, v = (uintptr_t)jb[6];
+	__asm__ volatile("movq %%fs:0x30, %0" : "=r"(guard));
+	v = (v >> 17) | (v << (64 - 17));
+	return v ^ guard;
+}

@@ -1,0 +1,34 @@
+/*
+ * hooks.c — the runtime's hook table: the only way the runtime calls up
+ * into the sync and posix layers (rt.h, struct weft_hooks).
+ *
+ * Owns: __weft_hooks.  Each entry names the upper-layer work the runtime
+ * must let happen at one point of a UT's life; rt.h says when each runs.
+ */
+#include "posix.h"
+
+/* A UT's own exit work, in glibc's order: no cancellation from here on,
+ * pthread_once controls it was running reset (their frames are gone),
+ * thread-specific destructors, then robust mutexes it still holds marked
+ * for their next owner. */
+static void ut_exiting(struct ut *self)
+{
+	__weft_cancel_exiting(self);
+	if (self->once_frames)
+		__weft_once_abandon(self);
+	__weft_tsd_run_destructors(self);
+	__weft_robust_owner_died(self);
+}
+
+static void ut_reaped(struct ut *t)
+{
+	__weft_tsd_release(t);
+}
+
+const struct weft_hooks __weft_hooks = {
+	.ut_exiting = ut_exiting,
+	.ut_reaped = ut_reaped,
+	.cancel_act = __weft_cancel_act,
+	.cancel_async_point = __weft_cancel_async_point,
+	.wait_holder = __weft_wait_holder,
+};

@@ -1,0 +1,30 @@
+/*
+ * posix.h — the posix layer's internal interface (nothing here is exported).
+ *
+ * The posix layer is the top of the library: the pthread_*, sched_*, sleep
+ * and signal entry points, cancellation, cleanup handlers and the ABI glue.
+ * It may call the sync layer (sync.h) and the runtime (rt.h); nothing below
+ * calls it except through the runtime's hook table (hooks.c).
+ */
+#ifndef WEFT_POSIX_H
+#define WEFT_POSIX_H
+
+#include "../sync/sync.h"
+
+/* ---- cancellation (cancel.c) ---- */
+/* Act on the caller's cancellation request: unwind, never return. */
+void __weft_cancel_act(void) HIDDEN __attribute__((noreturn));
+/* Where an armed asynchronous request may be acted on (vp->async_cancel). */
+void __weft_cancel_async_point(void) HIDDEN;
+/* The UT is unwinding or exiting: no request is acted on any more. */
+void __weft_cancel_exiting(struct ut *self) HIDDEN;
+
+/* ---- exit (cleanup.c) ---- */
+/* pthread_exit: run cleanup handlers and C++ destructors by a forced
+ * unwind of the caller's stack, then end the UT. */
+void __weft_unwind_exit(void *retval) HIDDEN __attribute__((noreturn));
+
+/* ---- sleeping (sleep.c) ---- */
+int __weft_clock_nanosleep(clockid_t clk, int flags, const struct timespec *req, struct timespec *rem) HIDDEN;
+
+#endif

@@ -1,0 +1,38 @@
+/*
+ * epilogue.c — what every Weft call does as it returns to its caller.
+ *
+ * Owns: __weft_epilogue_slow, the one place where work deferred into a Weft
+ * call is done before control goes back to the program: a tick that found
+ * Weft's or libc's code running (dispatch_pending), program signals that
+ * arrived while Weft's text ran, the debug schedulers' switch points, and an
+ * asynchronous cancel armed while the UT was switched out.  The fast path is
+ * rt.h's __weft_epilogue: one load of vp->exit_hook and a branch.  Every
+ * exported call that touches runtime state runs it exactly once (WEFT_CALL),
+ * and so do the preemption trampoline's return and a new UT's first run.
+ *
+ * Order: signals first (a handler runs as if it interrupted the caller just
+ * after the call), then nothing more while a handler runs over protected
+ * code (noswitch: no switch may happen there), then the deferred tick, the
+ * debug scheduler and the cancel, each of which may switch or unwind.
+ */
+#include "rt.h"
+
+void __weft_epilogue_slow(enum exit_point p)
+{
+	struct vp *vp = __weft_vp();
+	if (vp->signals)
+		__weft_signals_deliver(vp);
+	if (__weft_noswitch(vp))
+		return;
+	if (vp->dispatch_pending) {
+		vp->stat.dispatches++;
+		__weft_preempted();
+	}
+	if (vp->sched_debug) {
+		vp->stat.switch_points++;
+		__weft_debug_switch_point(vp, p);
+	}
+	/* Asynchronously cancelled while switched out: act on return. */
+	if (vp->async_cancel)
+		__weft_hooks.cancel_async_point();
+}
