@@ -53,6 +53,15 @@ struct weft_stats {
 /* Copy the counters into *stats; pass sizeof *stats. */
 int weft_stats_get(struct weft_stats *stats, size_t size);
 
+/* Counters of one thread. */
+struct weft_thread_stats {
+	uint64_t switch_points;     /* its Weft calls' epilogues seen by a debug scheduler */
+};
+
+/* Copy `thread`'s counters into *stats; pass sizeof *stats.  ESRCH for a
+ * dead or bogus handle. */
+int weft_thread_stats_get(pthread_t thread, struct weft_thread_stats *stats, size_t size);
+
 /* ---- Preemption -------------------------------------------------------
  * SCHED_RR and SCHED_OTHER UTs are time-sliced (default 10 ms, WEFT_TIMESLICE);
  * SCHED_FIFO UTs never are.  Slicing needs libweft.so as a shared object

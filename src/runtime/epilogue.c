@@ -30,6 +30,7 @@ void __weft_epilogue_slow(enum exit_point p)
 	}
 	if (vp->sched_debug) {
 		vp->stat.switch_points++;
+		vp->cur->switch_points++;
 		__weft_debug_switch_point(vp, p);
 	}
 	/* Asynchronously cancelled while switched out: act on return. */

@@ -58,7 +58,7 @@ static void on_fault(int sig, siginfo_t *si, void *uc)
 		if (n > 0)
 			write_all(buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
 	}
-	sigaction(sig, sig == SIGSEGV ? &prev_segv : &prev_bus, NULL);
+	__weft_kernel_sigaction(sig, sig == SIGSEGV ? &prev_segv : &prev_bus, NULL);
 	/* A fault repeats when we return; a signal someone sent does not. */
 	if (si->si_code <= 0)
 		raise(sig);
@@ -84,8 +84,8 @@ void __weft_fault_init(void)
 	sa.sa_sigaction = on_fault;
 	sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER;
 	sigemptyset(&sa.sa_mask);
-	sigaction(SIGSEGV, &sa, &prev_segv);
-	sigaction(SIGBUS, &sa, &prev_bus);
+	__weft_kernel_sigaction(SIGSEGV, &sa, &prev_segv);
+	__weft_kernel_sigaction(SIGBUS, &sa, &prev_bus);
 }
 
 void __weft_die(const char *fmt, ...)

@@ -87,7 +87,8 @@ static bool timers_made;
 static int tick_signal;
 static uint64_t slice_req_ns;         /* what the program asked for */
 static uint64_t slice_ns;             /* in force: never below slice_floor_ns */
-static uint64_t slice_floor_ns;       /* 0 until measured */
+static uint64_t slice_floor_ns;       /* 0 until measured; then the retry delay's floor too */
+static bool slice_from_env;           /* the request came from WEFT_TIMESLICE */
 static bool slicing_possible;         /* CPU, library placement and settings allow it */
 static int64_t tick_first;            /* when the armed tick timer fires first (ns) */
 static uint64_t tick_interval;        /* and then every this many ns (0: one-shot) */
@@ -210,11 +211,14 @@ bool __weft_pc_protected(uintptr_t pc)
 	return false;
 }
 
+/* Unknown (libweft.a linked into the program: its text cannot be told
+ * from the program's) reads as "no": signal.c then runs handlers at once
+ * with switching off, as for libc. */
 bool __weft_pc_in_weft(uintptr_t pc)
 {
 	const struct range_table *t = __atomic_load_n(&ranges, __ATOMIC_ACQUIRE);
 	if (!t)
-		return true;
+		return false;
 	for (unsigned i = 0; i < t->nweft; i++)
 		if (pc >= t->r[i].lo && pc < t->r[i].hi)
 			return true;
@@ -268,7 +272,7 @@ static bool make_timer(timer_t *t, int which)
 	sev.sigev_notify = SIGEV_THREAD_ID;
 	sev.sigev_signo = tick_signal;
 	sev.sigev_value.sival_int = which;
-	sev._sigev_un._tid = (pid_t)syscall(SYS_gettid);
+	sev._sigev_un._tid = __weft_vp()->tid;
 	return timer_create(CLOCK_MONOTONIC, &sev, t) == 0;
 }
 
@@ -319,7 +323,11 @@ static void arm_retry(struct vp *vp)
 {
 	if (vp->async.retry_armed)
 		return;
-	uint64_t retry = slice_ns / 8 > MIN_SLICE_NS ? slice_ns / 8 : MIN_SLICE_NS;
+	/* soon, but never so soon that retries cost more than the work: a
+	 * long stay in libc would otherwise draw a tick every few µs */
+	uint64_t retry = slice_ns / 8 > slice_floor_ns ? slice_ns / 8 : slice_floor_ns;
+	if (retry < MIN_SLICE_NS)
+		retry = MIN_SLICE_NS;
 	struct itimerspec its;
 	itimer(&its, retry, 0);
 	if (timer_settime(retry_timer, 0, &its, NULL) == 0)
@@ -340,9 +348,12 @@ static void on_tick(int sig, siginfo_t *si, void *ucv)
 		goto out;
 	}
 	struct vp *vp = __weft_vp();
-	if (si->si_value.sival_int == TIMER_RETRY)
+	bool retry = si->si_value.sival_int == TIMER_RETRY;
+	if (retry)
 		vp->async.retry_armed = 0;
 	vp->async.ticks++;
+	if (vp->idle)
+		goto out;              /* asleep in the idle loop: nothing runs */
 	if (vp->dispatch_pending)
 		vp->async.retries++;
 	if (nras && ras_rollback(uc))
@@ -351,7 +362,13 @@ static void on_tick(int sig, siginfo_t *si, void *ucv)
 	if (__weft_pc_protected(pc) || __weft_noswitch_at(vp, sp) || !stack_has_room(vp->cur, sp)) {
 		vp->dispatch_pending = 1;
 		vp->async.deferrals++;
-		arm_retry(vp);         /* retry soon rather than a whole slice later */
+		/* retry soon rather than a whole slice later.  While the tick is
+		 * periodic, one retry per tick is enough (the next tick is at
+		 * most a slice away), so a UT that lives in libc draws at most
+		 * two ticks per slice; a one-shot tick has no successor, so its
+		 * retries go on until one finds the PC free. */
+		if (!retry || vp->tick_mode != TICK_PERIODIC)
+			arm_retry(vp);
 		goto out;
 	}
 	vp->async.fake_calls++;
@@ -407,7 +424,7 @@ static bool timers_ready(struct vp *vp)
 	calibrate();
 	uint64_t req = slice_req_ns;
 	set_slice(req);
-	if (slice_ns != req)
+	if (slice_ns != req && slice_from_env)
 		__weft_warn("weft: a %llu us time slice is below %d times this machine's tick cost; "
 			    "slicing every %llu us instead",
 			    (unsigned long long)req / 1000, SLICE_COST_FACTOR,
@@ -517,16 +534,21 @@ void __weft_preempt_init(void)
 	struct vp *vp = __weft_vp();
 	tick_signal = __weft_cfg()->preempt_signal;
 	set_slice(__weft_cfg()->timeslice_ns);
-	if (!__weft_arch_fake_calls_possible() || !weft_is_own_object())
+	slice_from_env = true;
+	if (!weft_is_own_object())
+		return;
+	/* The ranges serve signal delivery (signal.c) even where fake calls
+	 * cannot be made. */
+	refresh_ranges();
+	if (!__weft_arch_fake_calls_possible())
 		return;
 	struct sigaction sa;
 	memset(&sa, 0, sizeof sa);
 	sa.sa_sigaction = on_tick;
 	sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
-	sigemptyset(&sa.sa_mask);
+	__weft_signal_block_all(&sa.sa_mask);     /* no program handler nests in it */
 	if (__weft_kernel_sigaction(tick_signal, &sa, NULL) != 0)
 		return;
-	refresh_ranges();
 	slicing_possible = true;
 	vp->preempt_on = slice_ns != 0;
 }
@@ -540,6 +562,7 @@ int __weft_timeslice_set(uint64_t ns)
 		return EINVAL;
 	if (ns && !slicing_possible)
 		return ENOTSUP;
+	slice_from_env = false;
 	set_slice(ns);
 	vp->preempt_on = ns != 0;
 	if (!vp->preempt_on)

@@ -151,6 +151,7 @@ struct ut {
 	void *cleanup_old;            /* _pthread_cleanup_push buffers, innermost first */
 	void *unwind_exc;             /* pthread_exit's unwind exception, while exiting */
 	uint32_t pct_prio;            /* PCT debug scheduler's priority */
+	uint32_t switch_points;       /* its epilogues seen by a debug scheduler */
 	char name[16];
 #if defined(__SANITIZE_ADDRESS__)
 	void *asan_fake;              /* ASan's fake-stack handle while switched out */
@@ -193,6 +194,7 @@ struct vp_async {
 	volatile uint64_t retries;        /* ticks that came with a dispatch pending */
 	volatile uint64_t fake_calls;     /* ticks turned into a fake call */
 	volatile uint64_t ras_rollbacks;  /* restartable sequences restarted */
+	volatile uint64_t caught;         /* program signals the dispatcher saw */
 	volatile uint8_t retry_armed;     /* the retry timer is running (handler-owned) */
 };
 
@@ -209,14 +211,14 @@ struct vp_noswitch {
 };
 
 /* Signals that arrived while Weft's own text ran: delivered at the next
- * epilogue (signal.c).  Written by the dispatcher, consumed by the mainline
- * with the program's signals blocked. */
-#define WEFT_DEFER_RING 32
+ * epilogue (signal.c).  One instance per signal: a deferred signal stays
+ * blocked in the kernel until its handler has run, so further instances
+ * (queued real-time signals) wait in the kernel's queue, not here.
+ * Written by the dispatcher, consumed by the mainline with the program's
+ * signals blocked. */
 struct vp_deferred {
-	volatile uint64_t pending;        /* bit s-1: signal s waits (standard signals) */
-	volatile uint32_t head, tail;     /* ring of queued real-time signals */
-	siginfo_t last[32];               /* newest siginfo per standard signal */
-	siginfo_t ring[WEFT_DEFER_RING];
+	volatile uint64_t pending;        /* bit s-1: signal s waits */
+	siginfo_t info[64];               /* its siginfo */
 };
 
 /*
@@ -234,16 +236,21 @@ struct vp {
 	struct ut *rq[WEFT_NPRIO];        /* circular lists, head = next to run */
 	uint32_t nready;
 	struct timer_heap timers;
-	uint8_t tick_mode;                /* enum tick_mode: the tick timer's state (mainline-owned) */
+	volatile uint8_t tick_mode;       /* enum tick_mode: the tick timer's state, written by
+					   * the mainline; async: the tick reads it to pace retries */
+	volatile uint8_t idle;            /* the VP waits in the kernel with no UT to run;
+					   * async: read by the tick (nothing to preempt) */
 	bool preempt_on;                  /* time slicing enabled and possible */
 	uint64_t cur_since;               /* async.ticks when cur was switched in */
 	uint32_t cancel_armed;            /* UTs with CANCEL_ARMED set (posix/cancel.c) */
+	uint64_t caught_seen;             /* async.caught when pause() callers were last woken */
 	struct weft_counters stat;
 	/* ---- the exit hook: work for the epilogue, tested with one load ----
 	 * dispatch_pending: set by the tick and by switch points that had to
 	 * decline (noswitch); cleared by the mainline *before* it acts, so a tick
 	 * that sets it again meanwhile is acted on next time, never lost.
-	 * signals: set by the dispatcher, cleared by the mainline (signal.c).
+	 * signals: set by the dispatcher for every program signal it takes
+	 * (deferred or run), cleared by the mainline (signal.c).
 	 * sched_debug: start-up.  async_cancel: VP-local. */
 	union {
 		struct {
@@ -521,6 +528,8 @@ static inline void __weft_call_end(struct weft_call *c) { __weft_epilogue((enum 
 /* ---- signals (signal.c): the program's handlers under the contract ---- */
 /* sigaction for the program: its handler is run through the dispatcher. */
 int __weft_sigaction(int sig, const struct sigaction *act, struct sigaction *old) HIDDEN;
+/* The mask of Weft's own handlers: every signal but the synchronous ones. */
+void __weft_signal_block_all(sigset_t *m) HIDDEN;
 /* The kernel's sigaction, for Weft's own handlers (the tick, faults). */
 int __weft_kernel_sigaction(int sig, const struct sigaction *act, struct sigaction *old) HIDDEN;
 /* The program's action for sig, if it has a handler (for the tick's

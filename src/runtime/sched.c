@@ -152,14 +152,26 @@ static bool kernel_sleep_until(int64_t deadline)
 	return r == -EINTR;
 }
 
-/* A signal ended a wait in the kernel: deferred program signals run now,
- * on the current (blocked) UT's stack with switching off, and pause()
- * callers return. */
+/* A signal ended a wait in the kernel: if it was a program signal (not
+ * Weft's tick), deferred handlers run now, on the current (blocked) UT's
+ * stack with switching off, and pause() callers return. */
 static void after_kernel_wait(struct vp *vp)
 {
-	__weft_signal_caught();
 	if (vp->signals)
 		__weft_signals_deliver(vp);
+}
+
+/* The VP waits in the kernel: the tick has nothing to preempt meanwhile. */
+static inline void idle_begin(struct vp *vp)
+{
+	vp->idle = 1;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+}
+
+static inline void idle_end(struct vp *vp)
+{
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	vp->idle = 0;
 }
 
 /* Nothing is ready: let time pass until a timer makes something ready.
@@ -183,12 +195,17 @@ static int idle(struct vp *vp)
 			 * NPTL would, until a signal handler changes something. */
 			if (!__weft_pausers())
 				__weft_deadlock();
+			idle_begin(vp);
 			__weft_raw_syscall6(SYS_pause, 0, 0, 0, 0, 0, 0);
+			idle_end(vp);
 			after_kernel_wait(vp);
 			continue;
 		}
 		vp->stat.idle_sleeps++;
-		if (kernel_sleep_until(__weft_timers_next(vp)))
+		idle_begin(vp);
+		bool interrupted = kernel_sleep_until(__weft_timers_next(vp));
+		idle_end(vp);
+		if (interrupted)
 			after_kernel_wait(vp);
 		__weft_timers_run(__weft_now());
 	}

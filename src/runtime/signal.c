@@ -112,8 +112,8 @@ static uintptr_t stack_floor(const struct ut *t, uintptr_t sp)
 	return sp > (64u << 20) ? sp - (64u << 20) : 0;   /* a stack of unknown extent */
 }
 
-/* Run a handler with the noswitch mark covering everything below here. */
-static void run_noswitch(struct vp *vp, const struct sigaction *a, int sig, siginfo_t *si, void *uc)
+/* Set the mark for a handler about to run from this frame down. */
+static struct vp_noswitch noswitch_enter(struct vp *vp)
 {
 	struct vp_noswitch saved = { vp->noswitch.lo, vp->noswitch.sp, vp->noswitch.ut };
 	uintptr_t here = (uintptr_t)__builtin_frame_address(0);
@@ -124,11 +124,15 @@ static void run_noswitch(struct vp *vp, const struct sigaction *a, int sig, sigi
 		vp->noswitch.sp = here;
 	}
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	call_handler(a, sig, si, uc);
+	return saved;
+}
+
+static void noswitch_exit(struct vp *vp, const struct vp_noswitch *saved)
+{
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	vp->noswitch.sp = saved.sp;
-	vp->noswitch.lo = saved.lo;
-	vp->noswitch.ut = saved.ut;
+	vp->noswitch.sp = saved->sp;
+	vp->noswitch.lo = saved->lo;
+	vp->noswitch.ut = saved->ut;
 }
 
 bool __weft_noswitch_slow(struct vp *vp)
@@ -147,6 +151,48 @@ void __weft_noswitch_leave(uintptr_t sp)
 		vp->noswitch.sp = 0;
 }
 
+/* ---- masks ----------------------------------------------------------------
+ * The dispatcher and the tick handler run with every program signal blocked
+ * (their sa_mask), so no handler of Weft's is ever interrupted by another:
+ * a deferred signal's record and its blocking are made in one piece.  The
+ * program's handler runs with the mask it asked for.  A signal deferred and
+ * not yet delivered stays blocked in every mask Weft puts back: otherwise a
+ * second instance could arrive before the first is delivered. */
+
+static long kmask(int how, const sigset_t *set, sigset_t *old)
+{
+	return __weft_raw_syscall6(SYS_rt_sigprocmask, how, (long)set, (long)old, 8, 0, 0);
+}
+
+static void add_pending(sigset_t *m, uint64_t pending)
+{
+	for (int s = 1; s < NSIG_ALL; s++)
+		if (pending & (1ull << (s - 1)))
+			sigaddset(m, s);
+}
+
+/* Put `old` back, keeping deferred signals blocked. */
+static void mask_restore(struct vp *vp, const sigset_t *old)
+{
+	sigset_t all, m = *old;
+	sigfillset(&all);
+	kmask(SIG_BLOCK, &all, NULL);
+	add_pending(&m, vp->deferred.pending);
+	kmask(SIG_SETMASK, &m, NULL);
+}
+
+/* The mask a program handler runs with: the interrupted code's, its
+ * sa_mask, and the signal itself unless SA_NODEFER. */
+static void handler_mask(sigset_t *m, const sigset_t *interrupted, const struct sigaction *a, int sig)
+{
+	*m = *interrupted;
+	for (int s = 1; s < NSIG_ALL; s++)
+		if (sigismember(&a->sa_mask, s))
+			sigaddset(m, s);
+	if (!(a->sa_flags & SA_NODEFER))
+		sigaddset(m, sig);
+}
+
 /* ---- the dispatcher ------------------------------------------------------ */
 
 static bool on_vp_thread(const struct vp *vp)
@@ -154,48 +200,64 @@ static bool on_vp_thread(const struct vp *vp)
 	return __weft_started && __weft_raw_syscall6(SYS_gettid, 0, 0, 0, 0, 0, 0) == vp->tid;
 }
 
+/* Keep sig for the next epilogue.  It stays blocked (the interrupted
+ * context's mask, restored by sigreturn) until its handler has run, so the
+ * kernel keeps any further instance queued: nothing is lost or merged. */
 static void defer(struct vp *vp, int sig, const siginfo_t *si)
 {
 	struct vp_deferred *d = &vp->deferred;
-	if (sig < SIGRTMIN) {
-		d->last[sig - 1] = *si;
-		__atomic_signal_fence(__ATOMIC_SEQ_CST);
-		__atomic_or_fetch(&d->pending, 1ull << (sig - 1), __ATOMIC_RELAXED);
-	} else {
-		uint32_t slot = __atomic_fetch_add(&d->tail, 1, __ATOMIC_RELAXED);
-		if (slot - d->head < WEFT_DEFER_RING) {
-			d->ring[slot % WEFT_DEFER_RING] = *si;
-		} else {
-			/* ring full: keep the signal, lose its queued data */
-			__atomic_fetch_sub(&d->tail, 1, __ATOMIC_RELAXED);
-			d->last[0] = *si;
-			__atomic_or_fetch(&d->pending, 1ull << (sig - 1), __ATOMIC_RELAXED);
-		}
-	}
+	d->info[sig - 1] = *si;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	d->pending |= 1ull << (sig - 1);
 	vp->stat.signals_deferred++;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	vp->signals = 1;
 }
 
-static void dispatch(int sig, siginfo_t *si, void *uc)
+/* Run the program's handler now, with its own mask; back with everything
+ * blocked again, as the dispatcher runs. */
+static void run_now(struct vp *vp, const struct sigaction *a, int sig, siginfo_t *si, ucontext_t *uc,
+		    bool noswitch)
 {
+	sigset_t m, all;
+	struct vp_noswitch saved;
+	handler_mask(&m, &uc->uc_sigmask, a, sig);
+	if (noswitch)
+		saved = noswitch_enter(vp);
+	kmask(SIG_SETMASK, &m, NULL);
+	call_handler(a, sig, si, uc);
+	sigfillset(&all);
+	kmask(SIG_BLOCK, &all, NULL);
+	if (noswitch)
+		noswitch_exit(vp, &saved);
+}
+
+static void dispatch(int sig, siginfo_t *si, void *ucv)
+{
+	ucontext_t *uc = ucv;
 	struct vp *vp = __weft_vp();
 	const struct sigaction *a = action_of(sig);
 	if (!is_handler(a))
 		return;                       /* changed meanwhile (sigaction races the signal) */
 	if (!on_vp_thread(vp)) {
-		call_handler(a, sig, si, uc); /* a kernel thread Weft does not run UTs on */
-		return;
-	}
-	uintptr_t pc = __weft_arch_pc(uc), sp = __weft_arch_sp(uc);
-	if (__weft_pc_in_weft(pc)) {
-		defer(vp, sig, si);
-		return;
-	}
-	if (__weft_pc_protected(pc) || __weft_noswitch_at(vp, sp))
-		run_noswitch(vp, a, sig, si, uc);
-	else
+		/* a kernel thread Weft does not run UTs on: no Weft state */
+		sigset_t m;
+		handler_mask(&m, &uc->uc_sigmask, a, sig);
+		kmask(SIG_SETMASK, &m, NULL);
 		call_handler(a, sig, si, uc);
+		return;
+	}
+	vp->async.caught++;
+	vp->signals = 1;                      /* pause() callers return (signals_deliver) */
+	uintptr_t pc = __weft_arch_pc(uc), sp = __weft_arch_sp(uc);
+	if (__weft_pc_in_weft(pc))
+		defer(vp, sig, si);
+	else if (__weft_pc_protected(pc) || __weft_noswitch_at(vp, sp))
+		run_now(vp, a, sig, si, uc, true);
+	else
+		run_now(vp, a, sig, si, uc, false);
+	/* whatever is deferred stays blocked in the context we return to */
+	add_pending(&uc->uc_sigmask, vp->deferred.pending);
 }
 
 void __weft_signal_forward(int sig, siginfo_t *si, void *uc)
@@ -205,11 +267,6 @@ void __weft_signal_forward(int sig, siginfo_t *si, void *uc)
 }
 
 /* ---- delivery of deferred signals (mainline) ---------------------------- */
-
-static long kmask(int how, const sigset_t *set, sigset_t *old)
-{
-	return __weft_raw_syscall6(SYS_rt_sigprocmask, how, (long)set, (long)old, 8, 0, 0);
-}
 
 /* Run one deferred signal's handler with its mask, as the kernel would. */
 static void deliver_one(struct vp *vp, int sig, siginfo_t *si)
@@ -221,22 +278,27 @@ static void deliver_one(struct vp *vp, int sig, siginfo_t *si)
 		return;
 	}
 	struct sigaction copy = *a;
-	sigset_t block = copy.sa_mask, old;
-	if (!(copy.sa_flags & SA_NODEFER))
-		sigaddset(&block, sig);
+	sigset_t old, m;
+	kmask(SIG_BLOCK, NULL, &old);
+	handler_mask(&m, &old, &copy, sig);
 	ucontext_t uc;
 	getcontext(&uc);
-	kmask(SIG_BLOCK, &block, &old);
-	if (vp->cur->state == UT_RUNNING && !__weft_noswitch(vp))
+	kmask(SIG_SETMASK, &m, NULL);
+	if (vp->cur->state == UT_RUNNING && !__weft_noswitch(vp)) {
 		call_handler(&copy, sig, si, &uc);
-	else
-		run_noswitch(vp, &copy, sig, si, &uc);   /* idle: on a parked UT's stack */
-	kmask(SIG_SETMASK, &old, NULL);
+	} else {
+		/* idle: on a parked UT's stack, where nothing may switch */
+		struct vp_noswitch saved = noswitch_enter(vp);
+		call_handler(&copy, sig, si, &uc);
+		noswitch_exit(vp, &saved);
+	}
+	mask_restore(vp, &old);
 }
 
 void __weft_signals_deliver(struct vp *vp)
 {
 	struct vp_deferred *d = &vp->deferred;
+	int saved_errno = errno;
 	sigset_t all, old;
 	sigfillset(&all);
 	while (vp->signals) {
@@ -245,23 +307,30 @@ void __weft_signals_deliver(struct vp *vp)
 		vp->signals = 0;
 		uint64_t pending = d->pending;
 		d->pending = 0;
-		siginfo_t std[32], rt[WEFT_DEFER_RING];
-		for (int s = 1; s < 32; s++)
+		siginfo_t info[64];
+		for (int s = 1; s < NSIG_ALL; s++)
 			if (pending & (1ull << (s - 1)))
-				std[s - 1] = d->last[s - 1];
-		uint32_t nrt = 0;
-		while (d->head != d->tail && nrt < WEFT_DEFER_RING)
-			rt[nrt++] = d->ring[d->head++ % WEFT_DEFER_RING];
+				info[s - 1] = d->info[s - 1];
 		kmask(SIG_SETMASK, &old, NULL);
-		for (int s = 1; s < 32; s++)
-			if (pending & (1ull << (s - 1)))
-				deliver_one(vp, s, &std[s - 1]);
-		for (int s = 32; s < NSIG_ALL; s++)
-			if (pending & (1ull << (s - 1)))
-				deliver_one(vp, s, &d->last[0]);
-		for (uint32_t i = 0; i < nrt; i++)
-			deliver_one(vp, rt[i].si_signo, &rt[i]);
+		/* a program signal was caught: pause() returns, as the kernel's
+		 * does once a handler has run */
+		if (vp->async.caught != vp->caught_seen) {
+			vp->caught_seen = vp->async.caught;
+			__weft_signal_caught();
+		}
+		for (int s = 1; s < NSIG_ALL; s++) {
+			if (!(pending & (1ull << (s - 1))))
+				continue;
+			deliver_one(vp, s, &info[s - 1]);
+			/* let the kernel hand over the next instance, if any (it
+			 * arrives here, in Weft's text, and is deferred again) */
+			sigset_t one;
+			sigemptyset(&one);
+			sigaddset(&one, s);
+			kmask(SIG_UNBLOCK, &one, NULL);
+		}
 	}
+	errno = saved_errno;
 }
 
 /* ---- sigaction for the program ------------------------------------------ */
@@ -345,6 +414,8 @@ int __weft_sigaction(int sig, const struct sigaction *act, struct sigaction *old
 	struct sigaction k = *act;
 	k.sa_sigaction = dispatch;
 	k.sa_flags |= SA_SIGINFO;
+	k.sa_flags &= ~SA_NODEFER;          /* the dispatcher applies it itself */
+	__weft_signal_block_all(&k.sa_mask);
 	return kernel_sigaction(sig, &k, NULL);
 }
 
@@ -363,6 +434,16 @@ bool __weft_pausers(void)
 void __weft_signal_caught(void)
 {
 	__weft_wake_all_nopreempt(&pausers, EINTR);
+}
+
+/* Every signal a handler of Weft's may block while it runs: all but the
+ * synchronous ones (a fault inside a handler must still be delivered). */
+void __weft_signal_block_all(sigset_t *m)
+{
+	sigfillset(m);
+	for (int s = 1; s < NSIG_ALL; s++)
+		if (synchronous(s))
+			sigdelset(m, s);
 }
 
 int __weft_kernel_sigaction(int sig, const struct sigaction *act, struct sigaction *old)

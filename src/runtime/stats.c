@@ -45,3 +45,18 @@ EXPORT int weft_stats_get(struct weft_stats *out, size_t size)
 	memcpy(out, &s, size < sizeof s ? size : sizeof s);
 	return 0;
 }
+
+EXPORT int weft_thread_stats_get(pthread_t thread, struct weft_thread_stats *out, size_t size)
+{
+	if (!out)
+		return EINVAL;
+	__weft_ensure();
+	const struct ut *t = __weft_ut_lookup(thread);
+	if (!t)
+		return ESRCH;
+	struct weft_thread_stats s;
+	memset(&s, 0, sizeof s);
+	s.switch_points = t->switch_points;
+	memcpy(out, &s, size < sizeof s ? size : sizeof s);
+	return 0;
+}

@@ -1,0 +1,356 @@
+/*
+ * epilogue_once_per_call — every exported call that can switch, block or
+ * wake a UT runs Weft's epilogue (deferred tick, deferred signals, debug
+ * switch point, asynchronous cancel) exactly once, whichever way it
+ * returns; and every exported name is either such a call or on the list of
+ * calls that touch no runtime state.
+ *
+ * The test runs itself under WEFT_SCHED=rrswitch, where each epilogue is a
+ * switch point counted per thread (weft_thread_stats_get), and checks that
+ * each call adds exactly one to the caller's count: none would mean a call
+ * that never gives the debug schedulers (or a deferred tick) a chance; two,
+ * a call that runs it twice (the timed cond wait and join once did).
+ * Blocking paths are included: a condition wait woken by a partner, a
+ * pause() ended by a signal, a join that waits.  The coverage check reads
+ * libweft.so's dynamic symbol table.
+ */
+#include "check.h"
+
+#include <dlfcn.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <semaphore.h>
+#include <stdbool.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <linux/futex.h>
+
+/* Calls that run the epilogue: each must be measured below. */
+static const char *switching[] = {
+	"pthread_mutex_lock", "pthread_mutex_trylock", "pthread_mutex_timedlock",
+	"pthread_mutex_clocklock", "pthread_mutex_unlock",
+	"pthread_cond_wait", "pthread_cond_timedwait", "pthread_cond_clockwait",
+	"pthread_cond_signal", "pthread_cond_broadcast",
+	"pthread_rwlock_rdlock", "pthread_rwlock_tryrdlock", "pthread_rwlock_timedrdlock",
+	"pthread_rwlock_clockrdlock", "pthread_rwlock_wrlock", "pthread_rwlock_trywrlock",
+	"pthread_rwlock_timedwrlock", "pthread_rwlock_clockwrlock", "pthread_rwlock_unlock",
+	"pthread_barrier_wait", "pthread_spin_lock", "pthread_spin_trylock", "pthread_spin_unlock",
+	"sem_wait", "sem_trywait", "sem_timedwait", "sem_clockwait", "sem_post",
+	"pthread_once", "weft_event_wait", "weft_event_timedwait", "weft_event_set",
+	"weft_send", "weft_receive", "weft_recvtime", "weft_yield_to",
+	"pthread_create", "pthread_join", "pthread_tryjoin_np", "pthread_timedjoin_np",
+	"pthread_clockjoin_np", "pthread_cancel", "pthread_testcancel",
+	"sched_yield", "pthread_yield", "pthread_setschedparam", "pthread_setschedprio",
+	"nanosleep", "clock_nanosleep", "usleep", "sleep", "pause", "syscall",
+	"pthread_kill", "pthread_sigqueue",
+	NULL,
+};
+
+/* Calls that touch no runtime state (attributes, object set-up, getters,
+ * identity, signal actions) or never return (exit, unwinding). */
+static const char *exempt[] = {
+	"pthread_attr_destroy", "pthread_attr_getaffinity_np", "pthread_attr_getdetachstate",
+	"pthread_attr_getguardsize", "pthread_attr_getinheritsched", "pthread_attr_getschedparam",
+	"pthread_attr_getschedpolicy", "pthread_attr_getscope", "pthread_attr_getsigmask_np",
+	"pthread_attr_getstack", "pthread_attr_getstackaddr", "pthread_attr_getstacksize",
+	"pthread_attr_init", "pthread_attr_setaffinity_np", "pthread_attr_setdetachstate",
+	"pthread_attr_setguardsize", "pthread_attr_setinheritsched", "pthread_attr_setschedparam",
+	"pthread_attr_setschedpolicy", "pthread_attr_setscope", "pthread_attr_setsigmask_np",
+	"pthread_attr_setstack", "pthread_attr_setstackaddr", "pthread_attr_setstacksize",
+	"pthread_getattr_default_np", "pthread_setattr_default_np", "pthread_getattr_np",
+	"pthread_barrier_destroy", "pthread_barrier_init", "pthread_barrierattr_destroy",
+	"pthread_barrierattr_getpshared", "pthread_barrierattr_init", "pthread_barrierattr_setpshared",
+	"pthread_cond_destroy", "pthread_cond_init", "pthread_condattr_destroy",
+	"pthread_condattr_getclock", "pthread_condattr_getpshared", "pthread_condattr_init",
+	"pthread_condattr_setclock", "pthread_condattr_setpshared",
+	"pthread_mutex_consistent", "pthread_mutex_destroy", "pthread_mutex_getprioceiling",
+	"pthread_mutex_init", "pthread_mutex_setprioceiling", "pthread_mutexattr_destroy",
+	"pthread_mutexattr_getprioceiling", "pthread_mutexattr_getprotocol",
+	"pthread_mutexattr_getpshared", "pthread_mutexattr_getrobust", "pthread_mutexattr_gettype",
+	"pthread_mutexattr_init", "pthread_mutexattr_setprioceiling", "pthread_mutexattr_setprotocol",
+	"pthread_mutexattr_setpshared", "pthread_mutexattr_setrobust", "pthread_mutexattr_settype",
+	"pthread_rwlock_destroy", "pthread_rwlock_init", "pthread_rwlockattr_destroy",
+	"pthread_rwlockattr_getkind_np", "pthread_rwlockattr_getpshared", "pthread_rwlockattr_init",
+	"pthread_rwlockattr_setkind_np", "pthread_rwlockattr_setpshared",
+	"pthread_spin_destroy", "pthread_spin_init", "sem_destroy", "sem_getvalue", "sem_init",
+	"weft_event_clear", "weft_event_destroy", "weft_event_init", "weft_recvclr", "weft_ping",
+	"pthread_key_create", "pthread_key_delete", "pthread_getspecific", "pthread_setspecific",
+	"pthread_self", "pthread_equal", "pthread_getconcurrency", "pthread_setconcurrency",
+	"pthread_getname_np", "pthread_setname_np", "pthread_getschedparam",
+	"sched_get_priority_max", "sched_get_priority_min", "sched_rr_get_interval",
+	"pthread_detach", "pthread_setcancelstate", "pthread_setcanceltype",
+	"pthread_getaffinity_np", "pthread_setaffinity_np", "pthread_getcpuclockid",
+	"pthread_exit", "__pthread_unwind_next", "__pthread_register_cancel",
+	"__pthread_unregister_cancel", "_pthread_cleanup_push", "_pthread_cleanup_pop",
+	"_pthread_cleanup_push_defer", "_pthread_cleanup_pop_restore",
+	"sigaction", "__sigaction", "signal", "bsd_signal", "sysv_signal", "__sysv_signal",
+	"sigset", "siginterrupt", "longjmp", "_longjmp", "siglongjmp", "__longjmp_chk",
+	"weft_version", "weft_stats_get", "weft_thread_stats_get", "weft_timeslice_get",
+	"weft_timeslice_set", "weft_ras_register",
+	NULL,
+};
+
+static bool measured[sizeof switching / sizeof switching[0]];
+
+static uint64_t my_points(void)
+{
+	struct weft_thread_stats s;
+	CHECK_OK(weft_thread_stats_get(pthread_self(), &s, sizeof s));
+	return s.switch_points;
+}
+
+static void mark(const char *name, uint64_t before)
+{
+	uint64_t d = my_points() - before;
+	if (d != 1) {
+		fprintf(stderr, "%s ran the epilogue %llu times, not once\n", name, (unsigned long long)d);
+		exit(1);
+	}
+	for (int i = 0; switching[i]; i++)
+		if (strcmp(switching[i], name) == 0)
+			measured[i] = true;
+}
+
+/* Measure one call: exactly one switch point for the caller. */
+#define ONE(name, call)                                  \
+	do {                                             \
+		uint64_t b_ = my_points();               \
+		(void)(call);                            \
+		mark(name, b_);                          \
+	} while (0)
+
+static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t c = PTHREAD_COND_INITIALIZER;
+static sem_t cmd;
+static volatile int partner_job;
+static volatile sig_atomic_t got_usr1;
+
+static void on_usr1(int sig) { (void)sig; got_usr1 = 1; }
+
+/* Wakes main out of a blocking call after main has had time to block. */
+static void *partner(void *arg)
+{
+	for (;;) {
+		while (sem_wait(&cmd) != 0)
+			;
+		usleep(2000);
+		switch (partner_job) {
+		case 1:
+			pthread_mutex_lock(&m);
+			pthread_cond_signal(&c);
+			pthread_mutex_unlock(&m);
+			break;
+		case 2:
+			kill(getpid(), SIGUSR1);
+			break;
+		default:
+			return arg;
+		}
+	}
+}
+
+static void *quick(void *arg) { return arg; }
+
+static pthread_t zombie(void)
+{
+	pthread_t t;
+	CHECK_OK(pthread_create(&t, NULL, quick, NULL));
+	while (weft_ping(t) == 0)
+		usleep(100);
+	return t;
+}
+
+static void once_init(void) {}
+
+static void run_calls(void)
+{
+	struct timespec past = { 0, 0 }, zero = { 0, 0 };
+	struct timespec future = test_time_in(CLOCK_REALTIME, 50000000);
+	pthread_t self = pthread_self();
+
+	ONE("pthread_mutex_lock", pthread_mutex_lock(&m));
+	ONE("pthread_mutex_unlock", pthread_mutex_unlock(&m));
+	ONE("pthread_mutex_trylock", pthread_mutex_trylock(&m));
+	pthread_mutex_unlock(&m);
+	ONE("pthread_mutex_timedlock", pthread_mutex_timedlock(&m, &future));
+	pthread_mutex_unlock(&m);
+	ONE("pthread_mutex_clocklock", pthread_mutex_clocklock(&m, CLOCK_MONOTONIC, &past));
+	pthread_mutex_unlock(&m);
+
+	pthread_mutex_lock(&m);
+	ONE("pthread_cond_timedwait", pthread_cond_timedwait(&c, &m, &past));
+	ONE("pthread_cond_clockwait", pthread_cond_clockwait(&c, &m, CLOCK_MONOTONIC, &past));
+	partner_job = 1;
+	sem_post(&cmd);
+	ONE("pthread_cond_wait", pthread_cond_wait(&c, &m));   /* blocks until the partner signals */
+	pthread_mutex_unlock(&m);
+	ONE("pthread_cond_signal", pthread_cond_signal(&c));
+	ONE("pthread_cond_broadcast", pthread_cond_broadcast(&c));
+
+	pthread_rwlock_t rw = PTHREAD_RWLOCK_INITIALIZER;
+	ONE("pthread_rwlock_rdlock", pthread_rwlock_rdlock(&rw));
+	ONE("pthread_rwlock_unlock", pthread_rwlock_unlock(&rw));
+	ONE("pthread_rwlock_tryrdlock", pthread_rwlock_tryrdlock(&rw));
+	pthread_rwlock_unlock(&rw);
+	ONE("pthread_rwlock_timedrdlock", pthread_rwlock_timedrdlock(&rw, &future));
+	pthread_rwlock_unlock(&rw);
+	ONE("pthread_rwlock_clockrdlock", pthread_rwlock_clockrdlock(&rw, CLOCK_MONOTONIC, &past));
+	pthread_rwlock_unlock(&rw);
+	ONE("pthread_rwlock_wrlock", pthread_rwlock_wrlock(&rw));
+	pthread_rwlock_unlock(&rw);
+	ONE("pthread_rwlock_trywrlock", pthread_rwlock_trywrlock(&rw));
+	pthread_rwlock_unlock(&rw);
+	ONE("pthread_rwlock_timedwrlock", pthread_rwlock_timedwrlock(&rw, &future));
+	pthread_rwlock_unlock(&rw);
+	ONE("pthread_rwlock_clockwrlock", pthread_rwlock_clockwrlock(&rw, CLOCK_MONOTONIC, &past));
+	pthread_rwlock_unlock(&rw);
+
+	pthread_barrier_t bar;
+	pthread_barrier_init(&bar, NULL, 1);
+	ONE("pthread_barrier_wait", pthread_barrier_wait(&bar));
+	pthread_barrier_destroy(&bar);
+
+	pthread_spinlock_t sp;
+	pthread_spin_init(&sp, PTHREAD_PROCESS_PRIVATE);
+	ONE("pthread_spin_lock", pthread_spin_lock(&sp));
+	ONE("pthread_spin_unlock", pthread_spin_unlock(&sp));
+	ONE("pthread_spin_trylock", pthread_spin_trylock(&sp));
+	pthread_spin_unlock(&sp);
+
+	sem_t s;
+	sem_init(&s, 0, 0);
+	ONE("sem_post", sem_post(&s));
+	ONE("sem_wait", sem_wait(&s));
+	sem_post(&s);
+	ONE("sem_trywait", sem_trywait(&s));
+	ONE("sem_timedwait", sem_timedwait(&s, &past));
+	ONE("sem_clockwait", sem_clockwait(&s, CLOCK_MONOTONIC, &past));
+
+	pthread_once_t once = PTHREAD_ONCE_INIT;
+	ONE("pthread_once", pthread_once(&once, once_init));
+
+	weft_event_t ev = WEFT_EVENT_INITIALIZER;
+	ONE("weft_event_set", weft_event_set(&ev));
+	ONE("weft_event_wait", weft_event_wait(&ev));
+	ONE("weft_event_timedwait", weft_event_timedwait(&ev, CLOCK_MONOTONIC, &past));
+
+	uintptr_t msg;
+	ONE("weft_send", weft_send(self, 7));
+	ONE("weft_receive", weft_receive(&msg));
+	weft_send(self, 8);
+	ONE("weft_recvtime", weft_recvtime(&msg, &zero));
+	ONE("weft_yield_to", weft_yield_to(self));
+
+	pthread_t t;
+	ONE("pthread_create", pthread_create(&t, NULL, quick, NULL));
+	ONE("pthread_join", pthread_join(t, NULL));        /* waits for it to run */
+	t = zombie();
+	ONE("pthread_tryjoin_np", pthread_tryjoin_np(t, NULL));
+	t = zombie();
+	ONE("pthread_timedjoin_np", pthread_timedjoin_np(t, NULL, &future));
+	t = zombie();
+	ONE("pthread_clockjoin_np", pthread_clockjoin_np(t, NULL, CLOCK_MONOTONIC, &future));
+	t = zombie();
+	ONE("pthread_cancel", pthread_cancel(t));
+	pthread_join(t, NULL);
+	ONE("pthread_testcancel", (pthread_testcancel(), 0));
+
+	struct sched_param prm = { 0 };
+	ONE("sched_yield", sched_yield());
+	int (*yield_fn)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "pthread_yield");
+	CHECK(yield_fn);
+	ONE("pthread_yield", yield_fn());
+	ONE("pthread_setschedparam", pthread_setschedparam(self, SCHED_OTHER, &prm));
+	ONE("pthread_setschedprio", pthread_setschedprio(self, 0));
+
+	ONE("nanosleep", nanosleep(&zero, NULL));
+	ONE("clock_nanosleep", clock_nanosleep(CLOCK_MONOTONIC, 0, &zero, NULL));
+	ONE("usleep", usleep(0));
+	ONE("sleep", sleep(0));
+	partner_job = 2;
+	sem_post(&cmd);
+	ONE("pause", pause());                 /* ended by the partner's signal */
+	CHECK(got_usr1);
+
+	uint32_t word = 0;
+	ONE("syscall", syscall(SYS_futex, &word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0));
+	ONE("pthread_kill", pthread_kill(self, 0));
+	ONE("pthread_sigqueue", pthread_sigqueue(self, 0, (union sigval){ 0 }));
+}
+
+/* Every name libweft.so exports, from its dynamic symbol table. */
+static void check_coverage(void)
+{
+	Dl_info di;
+	if (!dladdr((void *)weft_version, &di) || !di.dli_fname || !strstr(di.dli_fname, ".so"))
+		return;           /* libweft.a linked in (sanitizer build): no table to read */
+	int fd = open(di.dli_fname, O_RDONLY | O_CLOEXEC);
+	CHECK(fd >= 0);
+	struct stat st;
+	CHECK_OK(fstat(fd, &st));
+	const unsigned char *f = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	CHECK(f != MAP_FAILED);
+	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)f;
+	const Elf64_Shdr *sh = (const Elf64_Shdr *)(f + eh->e_shoff);
+	int missing = 0, names = 0;
+	for (int i = 0; i < eh->e_shnum; i++) {
+		if (sh[i].sh_type != SHT_DYNSYM)
+			continue;
+		const Elf64_Sym *sym = (const Elf64_Sym *)(f + sh[i].sh_offset);
+		const char *str = (const char *)(f + sh[sh[i].sh_link].sh_offset);
+		size_t n = sh[i].sh_size / sizeof *sym;
+		for (size_t k = 0; k < n; k++) {
+			if (sym[k].st_shndx == SHN_UNDEF || ELF64_ST_TYPE(sym[k].st_info) != STT_FUNC ||
+			    ELF64_ST_BIND(sym[k].st_info) == STB_LOCAL)
+				continue;
+			const char *name = str + sym[k].st_name;
+			if (strncmp(name, "__weft_", 7) == 0)
+				continue;     /* old-ABI versions of listed names */
+			names++;
+			bool listed = false;
+			for (int j = 0; switching[j] && !listed; j++)
+				listed = strcmp(switching[j], name) == 0;
+			for (int j = 0; exempt[j] && !listed; j++)
+				listed = strcmp(exempt[j], name) == 0;
+			if (!listed) {
+				fprintf(stderr, "exported %s is neither a switching call nor exempt\n", name);
+				missing++;
+			}
+		}
+	}
+	CHECK(names > 100);
+	CHECK_EQ(missing, 0);
+}
+
+int main(int argc, char **argv)
+{
+	const char *sched = getenv("WEFT_SCHED");
+	if (!sched || strcmp(sched, "rrswitch") != 0) {
+		setenv("WEFT_SCHED", "rrswitch", 1);
+		execv("/proc/self/exe", argv);
+		perror("execv");
+		return 1;
+	}
+	(void)argc;
+	CHECK(signal(SIGUSR1, on_usr1) != SIG_ERR);
+	CHECK_OK(sem_init(&cmd, 0, 0));
+	pthread_t p;
+	CHECK_OK(pthread_create(&p, NULL, partner, NULL));
+	run_calls();
+	partner_job = 0;
+	sem_post(&cmd);
+	CHECK_OK(pthread_join(p, NULL));
+	int unmeasured = 0;
+	for (int i = 0; switching[i]; i++)
+		if (!measured[i]) {
+			fprintf(stderr, "%s was not measured\n", switching[i]);
+			unmeasured++;
+		}
+	CHECK_EQ(unmeasured, 0);
+	check_coverage();
+	return 0;
+}

@@ -1,0 +1,69 @@
+/*
+ * signal_handler_preempted_over_weft — the tick never switches UTs inside a
+ * program's handler while the code that handler interrupted is Weft's own,
+ * half done.  A handler without SA_ONSTACK runs on the interrupted UT's
+ * stack and spins for longer than the 100 µs time slice in the program's
+ * own code, so the tick lands inside it; the signals come every 300 µs while
+ * UTs yield, hand a mutex around and sleep, so most handlers start inside
+ * Weft's code.  Before the signal contract this died every run ("thread ...
+ * ran after it exited", SIGSEGV) or left a READY UT on no queue with the VP
+ * asleep for ever.  The handler runs where Weft's state is whole, may be
+ * preempted there, and every count comes out exact.
+ */
+#include "preempt_test.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <sys/time.h>
+
+enum { WORKERS = 4 };
+
+static volatile long handled;
+static volatile int done;
+static pthread_mutex_t mx = PTHREAD_MUTEX_INITIALIZER;
+static long counter, rounds;
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+	int64_t until = test_now_ns() + 200000;   /* longer than a slice */
+	volatile unsigned long x = 0;
+	while (test_now_ns() < until)
+		x++;
+	handled++;
+}
+
+static void *worker(void *arg)
+{
+	for (long i = 0; i < rounds; i++) {
+		CHECK_OK(pthread_mutex_lock(&mx));
+		counter++;
+		CHECK_OK(pthread_mutex_unlock(&mx));
+		sched_yield();
+		if (i % 1000 == 0) {
+			struct timespec ts = { 0, 50000 };
+			CHECK(nanosleep(&ts, NULL) == 0);
+		}
+	}
+	return arg;
+}
+
+int main(void)
+{
+	preempt_test_slice(100000);
+	rounds = test_iters(300000);
+	CHECK(signal(SIGALRM, on_alarm) != SIG_ERR);
+	pthread_t w[WORKERS];
+	for (int i = 0; i < WORKERS; i++)
+		CHECK_OK(pthread_create(&w[i], NULL, worker, NULL));
+	struct itimerval on = { { 0, 300 }, { 0, 300 } }, off = { { 0, 0 }, { 0, 0 } };
+	CHECK_OK(setitimer(ITIMER_REAL, &on, NULL));
+	for (int i = 0; i < WORKERS; i++)
+		CHECK_OK(pthread_join(w[i], NULL));
+	CHECK_OK(setitimer(ITIMER_REAL, &off, NULL));
+	CHECK_EQ(counter, WORKERS * rounds);
+	CHECK(handled > 10);
+	struct weft_stats st = preempt_test_stats();
+	CHECK(st.preemptions > 0);
+	return 0;
+}
