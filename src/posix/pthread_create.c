@@ -22,11 +22,15 @@ static void ut_main(void *p)
 	__weft_exit_current(t->start(t->arg));
 }
 
+/* 0, EINVAL (a size that overflows, a supplied stack below address 0) or
+ * EAGAIN (no memory for it). */
 static int take_stack(struct ut *t, const struct weft_attr *a)
 {
-	if (a->stackaddr) {
-		t->stack.lo = a->stackaddr;
-		t->stack.hi = (char *)a->stackaddr + a->stacksize;
+	if (a->stacktop) {
+		if ((uintptr_t)a->stacktop < a->stacksize)
+			return EINVAL;
+		t->stack.hi = a->stacktop;
+		t->stack.lo = (char *)a->stacktop - a->stacksize;
 		t->stack.kind = STACK_USER;
 		t->stack.guard = 0;
 		return 0;
@@ -61,9 +65,14 @@ EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr,
 	 * switched away from, or ready ones about to exit, give stacks back
 	 * once they run, so let them run and try once more (as the kernel
 	 * reaps exited threads in the background for NPTL). */
-	if (take_stack(t, a) != 0 && (!vp->nready || (__weft_yield(), take_stack(t, a) != 0))) {
+	int e = take_stack(t, a);
+	if (e == EAGAIN && vp->nready) {
+		__weft_yield();
+		e = take_stack(t, a);
+	}
+	if (e) {
 		__weft_ut_free(t);
-		return EAGAIN;
+		return e;
 	}
 	t->start = start;
 	t->arg = arg;
