@@ -5,8 +5,9 @@ PREFIX ?= /usr/local
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?= -DWEFT_WERROR=ON
 QUICK ?=
+FUZZ_CASES ?= 100000
 
-.PHONY: all build build-san test test-release test-san bench install clean perf-doc
+.PHONY: all build build-san test test-release test-san bench install clean perf-doc fuzz
 
 all: build
 
@@ -25,6 +26,12 @@ test-release: build
 
 test-san: build-san
 	cd build-san && ctest --output-on-failure -j $(JOBS)
+
+# A long run of the API fuzzer (CI runs a short one in `make test`);
+# WEFT_FUZZ_SEED=... to repeat one.
+fuzz: build build-san
+	WEFT_FUZZ_CASES=$(FUZZ_CASES) build/tests/fuzz/api_fuzz
+	WEFT_FUZZ_CASES=$(FUZZ_CASES) build-san/tests/fuzz/api_fuzz
 
 bench: build
 	@QUICK=$(QUICK) bench/run.sh build
