@@ -460,7 +460,12 @@ static int mapped_get(struct ut_stack *s, const struct stack_geom *g)
 		munmap(p, g->span);
 		return EAGAIN;
 	}
-	no_huge_pages(lo, g->size);
+	/* the whole mapping, or the writable one: advice on part of a
+	 * mapping would split it */
+	if (marked)
+		no_huge_pages(p, g->span);
+	else
+		no_huge_pages(lo, g->size);
 	s->kind = STACK_MAPPED;
 	s->lo = lo;
 	s->hi = lo + g->size;
