@@ -42,10 +42,11 @@
  *   sched_rr_get_interval of another pid          the kernel's  0, EINVAL, ESRCH, EPERM, EFAULT
  *   setaffinity/getaffinity sizes                 the kernel's  0, EINVAL, EFAULT
  *
- * Not driven with hostile values, and why: pthread_exit and the cleanup
- * buffers (_pthread_cleanup_*, __pthread_register_cancel, __pthread_unwind_next:
- * they take only code and caller-owned buffers; pthread_exit is called with
- * random values), pause (needs a signal: driven with SIGALRM), syscall other
+ * Not driven with hostile values, and why: the cleanup buffers
+ * (_pthread_cleanup_*: NULL and never-pushed buffers only; pthread_cleanup_push
+ * and __pthread_unwind_next take only code and caller-owned buffers, and are
+ * run as a program uses them), pthread_exit (called with random values),
+ * pause (needs a signal: driven with a SIGALRM timer), syscall other
  * than futex (forwarded to the kernel), random pointers where an object is
  * expected (undefined in POSIX and for glibc alike: only NULL, destroyed and
  * never-initialised objects are driven), blocking calls that must deadlock
@@ -1973,6 +1974,67 @@ static void f_pthread_yield(void)
 		EXPECT(y(), ALLOW(0));
 }
 
+/* ---- cleanup handlers: the old ABI (_pthread_cleanup_*) and the new
+ * (pthread_cleanup_push/pop: __pthread_register_cancel and friends) ---- */
+
+struct _pthread_cleanup_buffer;
+void _pthread_cleanup_push(struct _pthread_cleanup_buffer *b, void (*routine)(void *), void *arg);
+void _pthread_cleanup_pop(struct _pthread_cleanup_buffer *b, int execute);
+void _pthread_cleanup_push_defer(struct _pthread_cleanup_buffer *b, void (*routine)(void *), void *arg);
+void _pthread_cleanup_pop_restore(struct _pthread_cleanup_buffer *b, int execute);
+
+static int cleanups;
+static void count_cleanup(void *arg) { cleanups += arg == (void *)9; }
+
+static void *cleanup_thread(void *arg)
+{
+	int how = (int)(intptr_t)arg;
+	pthread_cleanup_push(count_cleanup, (void *)9);
+	if (how == 0)
+		pthread_exit((void *)4);
+	if (how == 1) {
+		pthread_cancel(pthread_self());
+		pthread_testcancel();
+	}
+	pthread_cleanup_pop(how == 2);
+	return (void *)4;
+}
+
+static void f_cleanup(void)
+{
+	union { char bytes[64]; void *align; } b1;
+	struct _pthread_cleanup_buffer *p1 = (void *)&b1;
+	int execute = pick(3) == 0 ? 0 : (int)rnd() | 1;
+	bool defer = coin();
+	say(" [execute %d%s]", execute, defer ? ", defer/restore" : "");
+	cleanups = 0;
+	/* (popping a buffer that was not pushed last is undefined: the
+	 * macros pair them; glibc runs its routine whatever it is) */
+	say("\n  _pthread_cleanup_push(NULL, ...); pop(NULL)");
+	_pthread_cleanup_push(NULL, count_cleanup, (void *)9);
+	_pthread_cleanup_pop(NULL, execute);
+	_pthread_cleanup_pop_restore(NULL, execute);
+	ENSURE(cleanups == 0);
+	say("\n  push(b1); pop(b1, execute)");
+	if (defer) {
+		_pthread_cleanup_push_defer(p1, count_cleanup, (void *)9);
+		_pthread_cleanup_pop_restore(p1, execute);
+	} else {
+		_pthread_cleanup_push(p1, count_cleanup, (void *)9);
+		_pthread_cleanup_pop(p1, execute);
+	}
+	ENSURE(cleanups == (execute != 0));
+	int how = (int)pick(4);
+	say("\n  a thread with pthread_cleanup_push, ending by %s",
+	    how == 0 ? "pthread_exit" : how == 1 ? "cancellation" : how == 2 ? "pop(1)" : "pop(0)");
+	cleanups = 0;
+	pthread_t t = spawn(cleanup_thread, (void *)(intptr_t)how);
+	void *r;
+	EXPECT(pthread_join(t, &r), ALLOW(0));
+	ENSURE(r == (how == 1 ? PTHREAD_CANCELED : (void *)4));
+	ENSURE(cleanups == (how <= 2));
+}
+
 /* ------------------------------------------------------------------ */
 /* Sleeps and pause                                                    */
 
@@ -2452,6 +2514,7 @@ static const struct target targets[] = {
 	{ "pthread_key_*, [gs]etspecific", f_pthread_key },
 	{ "pthread_once", f_pthread_once },
 	{ "pthread_setcancelstate/type, testcancel", f_pthread_setcancelstate_type },
+	{ "_pthread_cleanup_*, pthread_cleanup_push/pop", f_cleanup },
 	{ "sched_*, pthread_[gs]etconcurrency", f_sched_calls },
 	{ "pthread_yield", f_pthread_yield },
 	{ "nanosleep", f_nanosleep },
