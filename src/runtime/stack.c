@@ -343,6 +343,22 @@ static __attribute__((noinline)) int new_slab(const struct stack_geom *g)
 	return 0;
 }
 
+/* A stack handed out for the first time, or one that has a canary. */
+static __attribute__((noinline)) void pooled_first_use(struct ut_stack *s, struct slab *b, uint64_t bit)
+{
+	if (b->fresh & bit) {
+		bool mp;
+		b->fresh &= ~bit;
+		if (!install_guard(s->lo - s->guard, s->guard, &mp))
+			b->bare |= bit;
+		b->mprotected += mp;
+		pool_free++;                   /* it was not counted */
+		__weft_vp0.stat.stacks_reused--;
+	}
+	if (b->bare & bit)
+		set_canary(s);
+}
+
 static inline __attribute__((always_inline)) int pooled_get(struct ut_stack *s, const struct stack_geom *g)
 {
 	if (unlikely(!avail)) {
@@ -360,25 +376,14 @@ static inline __attribute__((always_inline)) int pooled_get(struct ut_stack *s, 
 	b->free = f ^ bit;
 	if (unlikely(f == bit))
 		list_remove(n);
-	char *base = b->base + (size_t)i * b->stride;
-	s->kind = STACK_POOLED;
-	s->slab = n;
-	s->index = (uint8_t)i;
-	s->guard = b->stride - b->size;
-	s->lo = base + s->guard;
-	s->hi = s->lo + b->size;
-	if (likely(!(b->fresh & bit))) {
-		pool_free--;
-		__weft_vp0.stat.stacks_reused++;
-	} else {
-		bool mp;
-		b->fresh &= ~bit;
-		if (!install_guard(base, s->guard, &mp))
-			b->bare |= bit;
-		b->mprotected += mp;
-	}
-	if (unlikely(b->bare & bit))
-		set_canary(s);
+	size_t guard = b->stride - b->size;
+	char *lo = b->base + (size_t)i * b->stride + guard;
+	*s = (struct ut_stack){ .lo = lo, .hi = lo + b->size, .guard = guard, .kind = STACK_POOLED,
+			       .index = (uint8_t)i, .slab = n };
+	pool_free--;
+	__weft_vp0.stat.stacks_reused++;
+	if (unlikely((b->fresh | b->bare) & bit))
+		pooled_first_use(s, b, bit);
 	return 0;
 }
 
@@ -499,11 +504,11 @@ static __attribute__((noinline)) int stack_get_slow(struct ut_stack *s, size_t s
 
 int __weft_stack_get(struct ut_stack *s, size_t size, size_t guard)
 {
-	memset(s, 0, sizeof *s);
 	/* What the default attributes ask (default_err is 0 only once the
 	 * default geometry, and so page_size, are known). */
 	if (likely(default_err == 0 && (size == default_size || size == 0) && guard == page_size))
 		return pooled_get(s, &default_geom);
+	memset(s, 0, sizeof *s);
 	return stack_get_slow(s, size, guard);
 }
 
