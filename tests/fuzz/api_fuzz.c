@@ -602,7 +602,8 @@ static pthread_attr_t *pick_attr(enum astate *st)
 	}
 }
 
-#define ATTR_CASE(setter_call, good_cond)                                            \
+/* An attribute object in a hostile state: a, st, valid. */
+#define ATTR_OBJECT()                                                                \
 	enum astate st;                                                              \
 	pthread_attr_t *a = pick_attr(&st);                                          \
 	bool valid = st >= A_VALID;                                                  \
@@ -610,7 +611,7 @@ static pthread_attr_t *pick_attr(enum astate *st)
 
 static void f_attr_detachstate(void)
 {
-	ATTR_CASE(,);
+	ATTR_OBJECT();
 	static const int good[] = { PTHREAD_CREATE_JOINABLE, PTHREAD_CREATE_DETACHED };
 	int v = pick_int(good, 2), got = -7;
 	EXPECT(pthread_attr_setdetachstate(a, v), valid && in_set(v, good, 2) ? ALLOW(0) : ALLOW(EINVAL));
@@ -620,7 +621,7 @@ static void f_attr_detachstate(void)
 
 static void f_attr_inheritsched(void)
 {
-	ATTR_CASE(,);
+	ATTR_OBJECT();
 	static const int good[] = { PTHREAD_INHERIT_SCHED, PTHREAD_EXPLICIT_SCHED };
 	int v = pick_int(good, 2), got = -7;
 	EXPECT(pthread_attr_setinheritsched(a, v), valid && in_set(v, good, 2) ? ALLOW(0) : ALLOW(EINVAL));
@@ -630,7 +631,7 @@ static void f_attr_inheritsched(void)
 
 static void f_attr_sched(void)
 {
-	ATTR_CASE(,);
+	ATTR_OBJECT();
 	static const int good[] = { SCHED_OTHER, SCHED_FIFO, SCHED_RR };
 	int policy = pick_int(good, 3), got = -7;
 	EXPECT(pthread_attr_setschedpolicy(a, policy), valid && in_set(policy, good, 3) ? ALLOW(0) : ALLOW(EINVAL));
@@ -646,7 +647,7 @@ static void f_attr_sched(void)
 
 static void f_attr_scope(void)
 {
-	ATTR_CASE(,);
+	ATTR_OBJECT();
 	static const int good[] = { PTHREAD_SCOPE_SYSTEM, PTHREAD_SCOPE_PROCESS };
 	int v = pick_int(good, 2), got;
 	EXPECT(pthread_attr_setscope(a, v), !valid || !in_set(v, good, 2) ? ALLOW(EINVAL) :
@@ -656,7 +657,7 @@ static void f_attr_scope(void)
 
 static void f_attr_stacksize_guardsize(void)
 {
-	ATTR_CASE(,);
+	ATTR_OBJECT();
 	size_t size = pick_size(), guard = pick_size(), got;
 	EXPECT(pthread_attr_setstacksize(a, size), valid && size >= PTHREAD_STACK_MIN ? ALLOW(0) : ALLOW(EINVAL));
 	if (valid && size >= PTHREAD_STACK_MIN) {
@@ -681,7 +682,7 @@ static void *pick_stack_addr(void)
 
 static void f_attr_stack(void)
 {
-	ATTR_CASE(,);
+	ATTR_OBJECT();
 	void *addr = pick_stack_addr(), *got_addr;
 	size_t size = pick_size(), got_size;
 	uintptr_t top;
@@ -703,7 +704,7 @@ static void f_attr_stack(void)
 
 static void f_attr_affinity_sigmask(void)
 {
-	ATTR_CASE(,);
+	ATTR_OBJECT();
 	static const size_t sizes[] = { 0, 1, 7, 8, 64, 128 };
 	cpu_set_t set, out;
 	memset(&set, (int)pick(256), sizeof set);
@@ -723,7 +724,7 @@ static void f_attr_affinity_sigmask(void)
 
 static void f_attr_init_destroy(void)
 {
-	ATTR_CASE(,);
+	ATTR_OBJECT();
 	if (coin()) {
 		EXPECT(pthread_attr_destroy(a), valid ? ALLOW(0) : ALLOW(EINVAL));
 		EXPECT(pthread_attr_destroy(a), ALLOW(EINVAL));
@@ -823,7 +824,7 @@ static void f_pthread_create(void)
 
 static void f_attr_default_np(void)
 {
-	ATTR_CASE(,);
+	ATTR_OBJECT();
 	size_t size = 0, guard = 4096;
 	bool has_stack = false, bad_sched = false;
 	if (valid) {
