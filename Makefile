@@ -1,12 +1,14 @@
 # Thin front door over CMake.  `make`, `make test`, `make bench`,
-# `make install PREFIX=dir`.  Build trees: build/ (release, -Werror) and
-# build-san/ (AddressSanitizer + UndefinedBehaviorSanitizer).
+# `make install PREFIX=dir`.  Build trees: build/ (release, -Werror),
+# build-san/ (AddressSanitizer + UndefinedBehaviorSanitizer) and
+# build-debug/ (WEFT_DEBUG: the runtime's invariants checked at every switch).
 PREFIX ?= /usr/local
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?= -DWEFT_WERROR=ON
 QUICK ?=
+FUZZ_CASES ?= 100000
 
-.PHONY: all build build-san test test-release test-san bench install clean perf-doc
+.PHONY: all build build-san build-debug test test-release test-san test-debug bench install clean perf-doc fuzz
 
 all: build
 
@@ -18,13 +20,26 @@ build-san:
 	@cmake -S . -B build-san -DCMAKE_BUILD_TYPE=Debug -DWEFT_SANITIZE=ON $(CMAKE_FLAGS) >/dev/null
 	@cmake --build build-san -j $(JOBS)
 
-test: test-release test-san
+build-debug:
+	@cmake -S . -B build-debug -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWEFT_DEBUG=ON -DWEFT_BENCH=OFF $(CMAKE_FLAGS) >/dev/null
+	@cmake --build build-debug -j $(JOBS)
+
+test: test-release test-san test-debug
 
 test-release: build
 	cd build && ctest --output-on-failure -j $(JOBS)
 
 test-san: build-san
 	cd build-san && ctest --output-on-failure -j $(JOBS)
+
+test-debug: build-debug
+	cd build-debug && ctest --output-on-failure -j $(JOBS)
+
+# A long run of the API fuzzer (CI runs a short one in `make test`);
+# WEFT_FUZZ_SEED=... to repeat one.
+fuzz: build build-san
+	WEFT_FUZZ_CASES=$(FUZZ_CASES) build/tests/fuzz/api_fuzz
+	WEFT_FUZZ_CASES=$(FUZZ_CASES) build-san/tests/fuzz/api_fuzz
 
 bench: build
 	@QUICK=$(QUICK) bench/run.sh build
@@ -36,4 +51,4 @@ install: build
 	cmake --install build --prefix $(PREFIX)
 
 clean:
-	rm -rf build build-san
+	rm -rf build build-san build-debug

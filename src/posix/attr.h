@@ -4,7 +4,9 @@
  * Invariant: an attribute object is valid iff `magic` is ATTR_MAGIC; init
  * sets it and destroy clears it, so use after destroy or without init reads
  * as EINVAL instead of garbage.  `ext` (CPU set, signal mask) is owned by
- * the object and freed by destroy.
+ * the object and freed by destroy.  Sizes are kept as given: the stack
+ * allocator (runtime/stack.c) is the one place that rounds and adds them,
+ * and answers EINVAL when that overflows, as glibc's pthread_create does.
  */
 #ifndef WEFT_POSIX_ATTR_H
 #define WEFT_POSIX_ATTR_H
@@ -34,7 +36,10 @@ struct weft_attr {
 	uint32_t pad;
 	size_t stacksize;      /* 0: the default */
 	size_t guardsize;
-	void *stackaddr;       /* lowest byte of a caller-supplied stack, or NULL */
+	void *stacktop;        /* one past the top of a caller-supplied stack, or
+				* NULL; its bottom is stacktop - stacksize, as in
+				* glibc (setstacksize after setstackaddr keeps
+				* the top) */
 	struct attr_ext *ext;
 };
 

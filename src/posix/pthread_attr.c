@@ -198,11 +198,12 @@ EXPORT int pthread_attr_getstacksize(const pthread_attr_t *a, size_t *size)
 	return 0;
 }
 
+/* Any size, as glibc: pthread_create answers EINVAL if rounding it up to
+ * pages overflows and EAGAIN if it cannot be mapped.  A huge guard costs
+ * nothing but address space (runtime/stack.c). */
 EXPORT int pthread_attr_setguardsize(pthread_attr_t *a, size_t size)
 {
 	CHECK(a);
-	if (size > ((size_t)1 << 40))
-		return EINVAL;
 	attr_of(a)->guardsize = size;
 	return 0;
 }
@@ -216,16 +217,24 @@ EXPORT int pthread_attr_getguardsize(const pthread_attr_t *a, size_t *size)
 	return 0;
 }
 
+/* Stricter than glibc, which takes a NULL or wrapping stack here and
+ * crashes in pthread_create. */
 EXPORT int pthread_attr_setstack(pthread_attr_t *a, void *addr, size_t size)
 {
 	CHECK(a);
-	if (size < WEFT_STACK_MIN || !addr)
+	uintptr_t top;
+	if (size < WEFT_STACK_MIN || !addr || __builtin_add_overflow((uintptr_t)addr, size, &top))
 		return EINVAL;
-	if ((uintptr_t)addr + size < (uintptr_t)addr)
-		return EINVAL;
-	attr_of(a)->stackaddr = addr;
+	attr_of(a)->stacktop = (void *)top;
 	attr_of(a)->stacksize = size;
 	return 0;
+}
+
+/* The bottom of a caller-supplied stack, computed without pointer overflow
+ * (a top below the size gives a value pthread_create refuses). */
+static void *stack_bottom(const struct weft_attr *w)
+{
+	return w->stacktop ? (void *)((uintptr_t)w->stacktop - w->stacksize) : NULL;
 }
 
 EXPORT int pthread_attr_getstack(const pthread_attr_t *a, void **addr, size_t *size)
@@ -233,7 +242,7 @@ EXPORT int pthread_attr_getstack(const pthread_attr_t *a, void **addr, size_t *s
 	CHECK(a);
 	if (!addr || !size)
 		return EINVAL;
-	*addr = attr_cof(a)->stackaddr;
+	*addr = stack_bottom(attr_cof(a));
 	*size = attr_cof(a)->stacksize;
 	return 0;
 }
@@ -245,8 +254,7 @@ EXPORT int pthread_attr_setstackaddr(pthread_attr_t *a, void *top)
 	CHECK(a);
 	if (!top)
 		return EINVAL;
-	struct weft_attr *w = attr_of(a);
-	w->stackaddr = (char *)top - w->stacksize;
+	attr_of(a)->stacktop = top;
 	return 0;
 }
 
@@ -255,8 +263,7 @@ EXPORT int pthread_attr_getstackaddr(const pthread_attr_t *a, void **top)
 	CHECK(a);
 	if (!top)
 		return EINVAL;
-	const struct weft_attr *w = attr_cof(a);
-	*top = w->stackaddr ? (char *)w->stackaddr + w->stacksize : NULL;
+	*top = attr_cof(a)->stacktop;
 	return 0;
 }
 
@@ -372,7 +379,7 @@ EXPORT int pthread_setattr_default_np(const pthread_attr_t *a)
 	__weft_ensure();
 	CHECK(a);
 	const struct weft_attr *w = attr_cof(a);
-	if (w->stackaddr)
+	if (w->stacktop)
 		return EINVAL;                 /* a default can't name one stack */
 	if (w->policy != SCHED_OTHER && !__weft_prio_valid(w->policy, w->prio))
 		return EINVAL;
@@ -437,7 +444,7 @@ EXPORT int pthread_getattr_np(pthread_t th, pthread_attr_t *a)
 		}
 	}
 	if (t->stack.lo) {
-		w->stackaddr = t->stack.lo;
+		w->stacktop = t->stack.hi;
 		w->stacksize = (size_t)(t->stack.hi - t->stack.lo);
 		w->guardsize = t->stack.guard;
 	}

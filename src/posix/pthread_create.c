@@ -29,10 +29,15 @@ EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr,
 		.prio = self->base_prio,
 		.detached = a->detach == PTHREAD_CREATE_DETACHED,
 		.explicit_sched = a->inherit == PTHREAD_EXPLICIT_SCHED,
-		.stackaddr = a->stackaddr,
 		.stacksize = a->stacksize,
 		.guardsize = a->guardsize,
 	};
+	if (a->stacktop) {
+		/* a stack of the program's own, known by its top as glibc keeps it */
+		if ((uintptr_t)a->stacktop < a->stacksize)
+			return EINVAL;
+		how.stackaddr = (char *)a->stacktop - a->stacksize;
+	}
 	if (how.explicit_sched) {
 		how.policy = a->policy;
 		how.prio = a->prio;

@@ -20,6 +20,17 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+/* The kernel thread that runs the VP.  A call made on it (every call but
+ * one from a signal handler on another kernel thread) asks the kernel, so
+ * that in a child after fork — where the runtime still holds the tid of the
+ * parent's thread — signals, affinity and CPU clocks are the child's own,
+ * not its parent's. */
+static pid_t vp_tid(void)
+{
+	struct vp *vp = __weft_vp();
+	return &errno == vp->errnop ? (pid_t)gettid() : vp->tid;
+}
+
 static int check_target(pthread_t th, int sig)
 {
 	__weft_ensure();
@@ -36,7 +47,7 @@ EXPORT int pthread_kill(pthread_t th, int sig)
 	int e = check_target(th, sig);
 	if (e || sig == 0)
 		return e;
-	long r = __weft_raw_syscall6(SYS_tgkill, getpid(), __weft_vp()->tid, sig, 0, 0, 0);
+	long r = __weft_raw_syscall6(SYS_tgkill, getpid(), vp_tid(), sig, 0, 0, 0);
 	return r < 0 ? (int)-r : 0;
 }
 
@@ -53,7 +64,7 @@ EXPORT int pthread_sigqueue(pthread_t th, int sig, const union sigval value)
 	si.si_pid = getpid();
 	si.si_uid = getuid();
 	si.si_value = value;
-	long r = __weft_raw_syscall6(SYS_rt_tgsigqueueinfo, getpid(), __weft_vp()->tid, sig,
+	long r = __weft_raw_syscall6(SYS_rt_tgsigqueueinfo, getpid(), vp_tid(), sig,
 				     (long)&si, 0, 0);
 	return r < 0 ? (int)-r : 0;
 }
@@ -65,7 +76,7 @@ EXPORT int pthread_getaffinity_np(pthread_t th, size_t size, cpu_set_t *set)
 		return ESRCH;
 	if (!set)
 		return EFAULT;
-	long r = __weft_raw_syscall6(SYS_sched_getaffinity, __weft_vp()->tid, (long)size, (long)set, 0, 0, 0);
+	long r = __weft_raw_syscall6(SYS_sched_getaffinity, vp_tid(), (long)size, (long)set, 0, 0, 0);
 	if (r < 0)
 		return (int)-r;
 	/* the kernel fills r bytes; glibc clears the rest */
@@ -81,7 +92,7 @@ EXPORT int pthread_setaffinity_np(pthread_t th, size_t size, const cpu_set_t *se
 		return ESRCH;
 	if (!set)
 		return EFAULT;
-	long r = __weft_raw_syscall6(SYS_sched_setaffinity, __weft_vp()->tid, (long)size, (long)set, 0, 0, 0);
+	long r = __weft_raw_syscall6(SYS_sched_setaffinity, vp_tid(), (long)size, (long)set, 0, 0, 0);
 	return r < 0 ? (int)-r : 0;
 }
 
@@ -93,6 +104,6 @@ EXPORT int pthread_getcpuclockid(pthread_t th, clockid_t *clk)
 		return ESRCH;
 	if (!clk)
 		return EINVAL;
-	*clk = (clockid_t)((~(unsigned)__weft_vp()->tid << 3) | 4 | 2);
+	*clk = (clockid_t)((~(unsigned)vp_tid() << 3) | 4 | 2);
 	return 0;
 }

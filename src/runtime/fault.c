@@ -3,11 +3,17 @@
  *
  * A UT that runs off its stack touches the guard below it.  The SIGSEGV
  * handler runs on an alternate stack (the faulting stack is full), checks
- * whether the fault address lies in the running UT's guard, and if so names
- * the thread and the address on stderr.  Either way it then puts back the
- * disposition that was there before Weft and returns, so the fault repeats
- * and the process dies of it (or the program's own handler sees it) exactly
- * as without Weft.
+ * whether the fault address lies in a guard Weft put below the running UT's
+ * stack, and if so names the thread and the address on stderr.  Either way
+ * it then puts back the disposition that was there before Weft and returns,
+ * so the fault repeats and the process dies of it (or the program's own
+ * handler sees it) exactly as without Weft.
+ *
+ * Only Weft's own guards are reported.  A fault anywhere in [lo, hi) is the
+ * program's (guard zones it protected inside its stack itself, as the JVM
+ * does), and so is one below a stack that has no guard of Weft's: a stack
+ * the program supplied, or one created with guardsize 0, whose low end the
+ * program manages itself.
  */
 #include "rt.h"
 
@@ -34,14 +40,16 @@ static void write_all(const char *s, size_t n)
 	}
 }
 
+/* a lies in the guard Weft protected below t's stack. */
 static bool in_guard(const struct ut *t, uintptr_t a)
 {
-	uintptr_t lo = (uintptr_t)t->stack.lo;
-	if (t->stack.kind == STACK_PROCESS)
-		return false;       /* the kernel reports main's own overflow */
-	/* the guard, plus a little below it for frames that jumped it */
-	size_t span = t->stack.guard ? t->stack.guard : __weft_page_size();
-	return a < lo && a >= lo - span;
+	const struct ut_stack *s = &t->stack;
+	if (s->kind != STACK_POOLED && s->kind != STACK_MAPPED)
+		return false;       /* main's (the kernel reports it) or the program's */
+	if (!s->guard || s->canary)
+		return false;       /* no guard, or one that could not be protected */
+	uintptr_t lo = (uintptr_t)s->lo;
+	return a < lo && a >= lo - s->guard;
 }
 
 static void on_fault(int sig, siginfo_t *si, void *uc)

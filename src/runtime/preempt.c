@@ -47,6 +47,8 @@
 #include "weft.h"
 
 #include <dlfcn.h>
+#include <elf.h>
+#include <fcntl.h>
 #include <link.h>
 #include <stdlib.h>
 #include <string.h>
@@ -125,10 +127,62 @@ static bool in_list(const char *path, const char *list)
 }
 
 struct scan {
-	uintptr_t self_base;
+	uintptr_t self_base;          /* libweft.so's base; 0 when linked into the program */
 	bool weft_pass;               /* first pass: Weft's own object only */
 	struct range_table *table;
 };
+
+/* Weft's text when libweft.a is linked into the program (text_begin.S). */
+extern const char __weft_text_begin[] HIDDEN, __weft_text_end[] HIDDEN;
+
+static void add_range(struct range_table *t, uintptr_t lo, uintptr_t hi)
+{
+	if (t->n < MAX_RANGES && lo < hi) {
+		t->r[t->n].lo = lo;
+		t->r[t->n].hi = hi;
+		t->n++;
+	}
+}
+
+/* The program's PLT stubs: a statically linked Weft calls libc through
+ * them, in the middle of its own work.  Read from the program's section
+ * headers (mainline, once per table). */
+static void add_program_plt(struct range_table *t)
+{
+	int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	ElfW(Ehdr) eh;
+	uintptr_t base = 0;
+	for (struct link_map *m = _r_debug.r_map; m; m = m->l_next)
+		if (!m->l_name || !m->l_name[0]) {
+			base = m->l_addr;
+			break;
+		}
+	if (pread(fd, &eh, sizeof eh, 0) == (ssize_t)sizeof eh && eh.e_shentsize == sizeof(ElfW(Shdr)) &&
+	    eh.e_shnum < 512) {
+		ElfW(Shdr) sh[512];
+		size_t len = (size_t)eh.e_shnum * sizeof sh[0];
+		ElfW(Shdr) strsec;
+		if (pread(fd, sh, len, (off_t)eh.e_shoff) == (ssize_t)len && eh.e_shstrndx < eh.e_shnum) {
+			strsec = sh[eh.e_shstrndx];
+			char names[4096];
+			size_t nlen = strsec.sh_size < sizeof names - 1 ? strsec.sh_size : sizeof names - 1;
+			if (pread(fd, names, nlen, (off_t)strsec.sh_offset) == (ssize_t)nlen) {
+				names[nlen] = 0;
+				for (int i = 0; i < eh.e_shnum; i++) {
+					if (sh[i].sh_name >= nlen)
+						continue;
+					const char *nm = names + sh[i].sh_name;
+					if (strcmp(nm, ".plt") == 0 || strcmp(nm, ".plt.sec") == 0 ||
+					    strcmp(nm, ".plt.got") == 0)
+						add_range(t, base + sh[i].sh_addr, base + sh[i].sh_addr + sh[i].sh_size);
+				}
+			}
+		}
+	}
+	close(fd);
+}
 
 static void add_text(struct range_table *t, const struct dl_phdr_info *info)
 {
@@ -149,7 +203,7 @@ static int add_object(struct dl_phdr_info *info, size_t size, void *arg)
 	const char *name = info->dlpi_name ? info->dlpi_name : "";
 	bool weft = info->dlpi_addr == sc->self_base && name[0];
 	if (sc->weft_pass) {
-		if (weft)
+		if (weft && sc->self_base)
 			add_text(sc->table, info);
 		return 0;
 	}
@@ -168,6 +222,8 @@ static int add_object(struct dl_phdr_info *info, size_t size, void *arg)
 		add_text(sc->table, info);
 	return 0;
 }
+
+static bool weft_is_own_object(void);
 
 static int count_adds(struct dl_phdr_info *info, size_t size, void *arg)
 {
@@ -188,11 +244,16 @@ static void refresh_ranges(void)
 	struct range_table *next = calloc(1, sizeof *next);
 	if (!next)
 		return;
-	Dl_info di;
 	struct scan sc = { 0, true, next };
-	if (dladdr((void *)refresh_ranges, &di) && di.dli_fbase)
-		sc.self_base = (uintptr_t)di.dli_fbase;
-	dl_iterate_phdr(add_object, &sc);
+	if (weft_is_own_object()) {
+		Dl_info di;
+		if (dladdr((void *)refresh_ranges, &di) && di.dli_fbase)
+			sc.self_base = (uintptr_t)di.dli_fbase;
+		dl_iterate_phdr(add_object, &sc);
+	} else {
+		add_range(next, (uintptr_t)__weft_text_begin, (uintptr_t)__weft_text_end);
+		add_program_plt(next);
+	}
 	next->nweft = next->n;
 	sc.weft_pass = false;
 	dl_iterate_phdr(add_object, &sc);
@@ -211,9 +272,8 @@ bool __weft_pc_protected(uintptr_t pc)
 	return false;
 }
 
-/* Unknown (libweft.a linked into the program: its text cannot be told
- * from the program's) reads as "no": signal.c then runs handlers at once
- * with switching off, as for libc. */
+/* Before the first table exists (start-up), "no": signal.c then runs
+ * handlers at once with switching off, as for libc. */
 bool __weft_pc_in_weft(uintptr_t pc)
 {
 	const struct range_table *t = __atomic_load_n(&ranges, __ATOMIC_ACQUIRE);
@@ -442,6 +502,15 @@ void __weft_preempt_arm_slow(void)
 	vp->tick_mode = TICK_PERIODIC;
 }
 
+void __weft_preempt_after_fork(void)
+{
+	struct vp *vp = __weft_vp();
+	timers_made = false;
+	vp->tick_mode = TICK_OFF;
+	vp->async.retry_armed = 0;
+	tick_first = INT64_MAX;
+}
+
 void __weft_preempt_idle(void)
 {
 	tick_off(__weft_vp());
@@ -515,9 +584,10 @@ void __weft_preempt_trampoline_body(void)
 
 /* ---- set-up -------------------------------------------------------------- */
 
-/* Weft must be a shared object of its own for the address-range test: when
- * it is linked statically into the program, its text cannot be told from
- * the program's, so slicing stays off. */
+/* Is Weft a shared object of its own?  Then its whole executable segment
+ * (its PLT stubs included) is the range never interrupted; linked into the
+ * program (libweft.a), its text is the range between two labels the build
+ * puts around it, plus the program's PLT stubs. */
 static bool weft_is_own_object(void)
 {
 	Dl_info self, prog;
@@ -535,8 +605,6 @@ void __weft_preempt_init(void)
 	tick_signal = __weft_cfg()->preempt_signal;
 	set_slice(__weft_cfg()->timeslice_ns);
 	slice_from_env = true;
-	if (!weft_is_own_object())
-		return;
 	/* The ranges serve signal delivery (signal.c) even where fake calls
 	 * cannot be made. */
 	refresh_ranges();

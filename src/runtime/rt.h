@@ -102,9 +102,13 @@ enum stack_kind { STACK_NONE = 0, STACK_POOLED, STACK_MAPPED, STACK_USER, STACK_
 
 struct ut_stack {
 	char *lo, *hi;
-	size_t guard;          /* bytes of guard below lo (0: unguarded) */
+	size_t guard;          /* bytes reserved as guard below lo (0: none) */
 	uint8_t kind;
-	bool canary;           /* unguarded: a canary word sits at lo */
+	bool canary;           /* the guard could not be protected: a canary
+				* word sits at lo (checked at every switch) */
+	bool mprotected;       /* guard made by mprotect (owes two mappings) */
+	uint8_t index;         /* STACK_POOLED: its place in its slab */
+	uint32_t slab;         /* STACK_POOLED: its slab's number */
 };
 
 struct tsd;                /* thread-specific data (sync/key.c) */
@@ -363,12 +367,15 @@ void __weft_ut_foreach(void (*fn)(struct ut *, void *), void *ctx) HIDDEN;
 uint32_t __weft_ut_slots(void) HIDDEN;
 
 /* ---- stacks (stack.c) ---- */
-/* size/guard 0 mean the defaults.  0 or EAGAIN/EINVAL. */
+/* size 0 means the default size.  0, EINVAL (size or guard overflows when
+ * rounded to pages or added) or EAGAIN (no memory, address space or
+ * mappings for it). */
 int __weft_stack_get(struct ut_stack *s, size_t size, size_t guard) HIDDEN;
 void __weft_stack_put(struct ut_stack *s) HIDDEN;
 size_t __weft_stack_default_size(void) HIDDEN;
 void __weft_stack_set_default_size(size_t size) HIDDEN;
-/* An unguarded stack's canary word is intact (checked at every switch). */
+/* A canary stack's canary word is intact or unreadable (the program has
+ * protected that page itself); never faults.  Checked at every switch. */
 bool __weft_stack_canary_ok(const struct ut_stack *s) HIDDEN;
 size_t __weft_page_size(void) HIDDEN;
 
@@ -475,6 +482,8 @@ static inline void __weft_preempt_arm(struct vp *vp)
 	if (unlikely(vp->tick_mode != TICK_PERIODIC) && vp->preempt_on)
 		__weft_preempt_arm_slow();
 }
+/* In a forked child: the parent's timers are gone; make new ones on use. */
+void __weft_preempt_after_fork(void) HIDDEN;
 /* No UT can run: stop the tick before the VP sleeps in the kernel. */
 void __weft_preempt_idle(void) HIDDEN;
 /* The running UT parks until deadline: tick by then if a lower priority runs. */

@@ -1,34 +1,80 @@
 /*
- * stack.c — UT stacks: guarded, lazily committed, pooled.
+ * stack.c — UT stacks: their sizes, their guards, and the pool that gives
+ * address space back.
  *
- * Default-size stacks come from slabs: one mmap holds SLAB_STACKS stacks,
- * each preceded by its guard.  On Linux >= 6.13 the guards are installed with
- * MADV_GUARD_INSTALL, which marks page-table entries instead of splitting the
- * mapping, so a million guarded stacks cost a few thousand kernel mappings
- * instead of two million (vm.max_map_count is 65530 here).  Older kernels get
- * mprotect guards while the mapping budget lasts, then unguarded stacks with a
- * canary word checked at every switch (DESIGN.md, "Stacks").
+ * Geometry.  A stack is `guard` bytes of guard below `size` bytes of stack,
+ * both rounded up to whole pages.  stack_geom() is the one place where that
+ * arithmetic is done: a size or guard whose rounding, or whose sum, does not
+ * fit in size_t is EINVAL, as it is for glibc's pthread_create; a span that
+ * fits size_t but not the address space fails to map, EAGAIN, as with glibc.
+ * Nothing else here adds or rounds a caller's size.
  *
- * Invariants: a pooled stack is in exactly one of {slab tail not yet handed
- * out, pool array, in use}.  Pages are committed only when touched
- * (MAP_NORESERVE, no huge pages), so an idle UT costs the page or two it
- * used.  A stack that returns to a pool already holding POOL_WARM_MAX stacks
- * gives its pages back to the kernel first.
+ * Guards.  A guard is what Weft puts below a stack it owns:
+ *   - up to GUARD_MARK_MAX, MADV_GUARD_INSTALL markers (Linux 6.13+): they
+ *     live in the page tables and do not split the mapping, so a million
+ *     guarded stacks cost a few thousand kernel mappings, not two million
+ *     (vm.max_map_count is 65530 here);
+ *   - above it, the guard part of the mapping is mapped PROT_NONE from the
+ *     start and only the stack part made writable: no page table is touched
+ *     whatever the guard's size (markers over a terabyte would take seconds
+ *     and gigabytes of page tables), at the cost of one more mapping;
+ *   - older kernels get mprotect guards while the mapping budget lasts, then
+ *     a canary word at `lo`, checked at every switch (a read that cannot
+ *     fault: the program may have protected that page since).
+ * A stack with guardsize 0, or one the program supplied
+ * (pthread_attr_setstack), belongs to the program below its top: no guard,
+ * no canary and no overflow report.  Programs such as the JVM put guard zones
+ * of their own at the low end of their threads' stacks and handle the faults
+ * there themselves.
+ *
+ * The pool.  Default stacks (the default size, one page of guard) are cut
+ * from slabs: one mapping of up to SLAB_STACKS stacks, each with its guard
+ * below it.  A slab knows which of its stacks are free (a bitmap) and which
+ * were never handed out (their guards are installed at first use).  Slabs
+ * with a free stack are on a list, the slab a stack last came back to first,
+ * so the create after a join takes the very stack the join freed: no system
+ * call, no allocation.  A slab whose stacks have all come back is unmapped —
+ * the process gives its address space back — except for WARM_EMPTY_SLABS of
+ * them kept for the next burst.  Free stacks beyond POOL_WARM_MAX give their
+ * pages back (MADV_DONTNEED) as they return, so a parked pool does not hold
+ * memory either.  Every other stack is a mapping of its own, unmapped when
+ * its UT is gone.
+ *
+ * Invariants: a pooled stack is in exactly one of {free in its slab, in use};
+ * a slab is on the list iff it is live, not retired and has a free stack;
+ * `empty_slabs` counts the listed slabs whose stacks are all free; `pool_free`
+ * counts the free stacks of listed slabs that have been used (their pages
+ * may be resident).  A slab cut at another size than the current default
+ * (pthread_setattr_default_np changed it) is retired: it serves no new UT and
+ * is unmapped when its last stack comes back.  Pages are committed only when
+ * touched (MAP_NORESERVE, no huge pages), so an idle UT costs the page or two
+ * it used.
  */
 #include "rt.h"
+#include "../arch/arch.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 /* A UT that exits leaves its last frames' ASan redzones poisoned on its
  * stack (they never return); the next UT to get the stack would trip on
- * them.  Sanitizer builds clean a stack's shadow when it is released. */
+ * them.  Sanitizer builds clean a stack's shadow when it is released: the
+ * top 64 MiB of it, where frames are (cleaning the shadow of a 64 TiB stack
+ * would take minutes). */
 #if defined(__SANITIZE_ADDRESS__)
 #include <sanitizer/asan_interface.h>
-#define UNPOISON_STACK(s) ASAN_UNPOISON_MEMORY_REGION((s)->lo, (size_t)((s)->hi - (s)->lo))
+#define SAN_UNPOISON_MAX ((size_t)64 << 20)
+#define UNPOISON_STACK(s)                                                              \
+	do {                                                                           \
+		size_t n_ = (size_t)((s)->hi - (s)->lo);                                \
+		n_ = n_ < SAN_UNPOISON_MAX ? n_ : SAN_UNPOISON_MAX;                     \
+		ASAN_UNPOISON_MEMORY_REGION((s)->hi - n_, n_);                          \
+	} while (0)
 #else
 #define UNPOISON_STACK(s) ((void)(s))
 #endif
@@ -38,49 +84,79 @@
 #endif
 
 #define DEFAULT_STACK_SIZE (256u * 1024u)
-#define SLAB_STACKS 64u
-#define POOL_WARM_MAX 1024u
-#define MAP_RESERVE 4096u            /* mappings left for the program itself */
-#define CANARY 0x57656674c0ffee11ull /* "Weft" */
+#define SLAB_STACKS 64u                 /* stacks per slab at most (one bitmap word) */
+#define SLAB_BYTES (32u << 20)          /* fewer stacks per slab for large defaults */
+#define WARM_EMPTY_SLABS 2u             /* empty slabs kept mapped for the next burst */
+#define POOL_WARM_MAX 1024u             /* free stacks that keep their pages */
+#define GUARD_MARK_MAX (1u << 20)       /* larger guards are PROT_NONE mappings */
+#define MAP_RESERVE 4096u               /* mappings left for the program itself */
+#define SLABS_MAX (1u << 24)            /* slab table entries */
+#define CANARY 0x57656674c0ffee11ull    /* "Weft" */
 
 enum guard_mode { GUARD_INSTALL, GUARD_MPROTECT, GUARD_NONE };
 
+struct stack_geom {
+	size_t size, guard, span;       /* page multiples; span = guard + size */
+};
+
+struct slab {
+	uint64_t free;                  /* bit i: stack i is not in use */
+	uint64_t all;                   /* bit i: stack i exists */
+	uint64_t fresh;                 /* bit i: stack i was never handed out */
+	char *base;                     /* the mapping; NULL: this entry is unused */
+	size_t stride;                  /* one stack with its guard page */
+	size_t size;                    /* its stacks' size */
+	uint32_t prev, next;            /* the list (slab numbers, 0 ends it); next also
+					 * links unused entries */
+	bool listed, retired;
+	uint64_t bare;                  /* bit i: stack i could not be guarded */
+	uint32_t nstacks;
+	uint32_t mprotected;            /* mprotect guards: mappings owed to the budget */
+};
+
 static size_t page_size;
-static size_t default_size = DEFAULT_STACK_SIZE;
+static size_t default_size = DEFAULT_STACK_SIZE;   /* as set: maybe absurd */
+static struct stack_geom default_geom;
+static int default_err = -1;                       /* -1: default_geom not yet made */
 static enum guard_mode guard_mode = GUARD_INSTALL;
-static long map_budget;               /* mappings we may still add (mprotect mode) */
+static long map_budget;                 /* mappings we may still add (mprotect mode) */
 
-static char *slab_next;               /* next never-used default stack in the current slab */
-static uint32_t slab_left;
-static size_t slab_stride;            /* guard + size of one default stack */
-static size_t slab_size_used;         /* default_size when the slab was cut */
-
-static char **pool;                   /* free default stacks (their `lo`) */
-static uint32_t npool, pool_cap;
+static struct slab *slabs;              /* slab number n is slabs[n - 1] */
+static uint32_t nslabs, unused_slab;    /* entries made; first unused entry's number */
+static uint32_t avail;                  /* head of the list of slabs with a free stack */
+static uint32_t empty_slabs;            /* listed slabs with every stack free */
+static uint32_t pool_free;              /* used free stacks in listed slabs */
 
 size_t __weft_page_size(void)
 {
-	if (!page_size)
+	if (unlikely(!page_size))
 		page_size = (size_t)sysconf(_SC_PAGESIZE);
 	return page_size;
 }
 
-size_t __weft_stack_default_size(void) { return default_size; }
-
-void __weft_stack_set_default_size(size_t size)
+/* The page-rounded size and guard of a stack and their sum: EINVAL when any
+ * of them does not fit in size_t. */
+static int stack_geom(size_t size, size_t guard, struct stack_geom *g)
 {
-	size_t ps = __weft_page_size();
-	size = (size + ps - 1) & ~(ps - 1);
-	if (size == default_size)
-		return;
-	/* Pooled stacks were cut at the old size and cannot serve the new one
-	 * (pooled_get would give them the new size and overlap a neighbour).
-	 * Their slabs stay mapped, so only their pages go back. */
-	for (uint32_t i = 0; i < npool; i++)
-		madvise((char *)((uintptr_t)pool[i] & ~(uintptr_t)1), default_size, MADV_DONTNEED);
-	npool = 0;
-	default_size = size;
+	size_t pm = __weft_page_size() - 1;
+	if (__builtin_add_overflow(size, pm, &g->size) || __builtin_add_overflow(guard, pm, &g->guard))
+		return EINVAL;
+	g->size &= ~pm;
+	g->guard &= ~pm;
+	if (__builtin_add_overflow(g->size, g->guard, &g->span))
+		return EINVAL;
+	return 0;
 }
+
+static inline const struct stack_geom *default_geometry(int *err)
+{
+	if (unlikely(default_err < 0))
+		default_err = stack_geom(default_size, __weft_page_size(), &default_geom);
+	*err = default_err;
+	return &default_geom;
+}
+
+size_t __weft_stack_default_size(void) { return default_size; }
 
 static long read_max_map_count(void)
 {
@@ -94,9 +170,11 @@ static long read_max_map_count(void)
 	return v;
 }
 
-/* Guard [p, p+len).  Returns false when the stack must go unguarded. */
-static bool install_guard(char *p, size_t len)
+/* Guard [p, p+len) with markers, or with mprotect (*mprotected set) while
+ * the mapping budget lasts.  False when the stack must go unguarded. */
+static bool install_guard(char *p, size_t len, bool *mprotected)
 {
+	*mprotected = false;
 	if (guard_mode == GUARD_INSTALL) {
 		if (madvise(p, len, MADV_GUARD_INSTALL) == 0)
 			return true;
@@ -106,6 +184,7 @@ static bool install_guard(char *p, size_t len)
 	if (guard_mode == GUARD_MPROTECT) {
 		if (map_budget >= 2 && mprotect(p, len, PROT_NONE) == 0) {
 			map_budget -= 2;
+			*mprotected = true;
 			return true;
 		}
 		guard_mode = GUARD_NONE;
@@ -113,141 +192,342 @@ static bool install_guard(char *p, size_t len)
 	return false;
 }
 
-static char *map_region(size_t len)
+/* A mapping of len bytes: writable, or PROT_NONE to be opened piecewise. */
+static char *map_region(size_t len, bool writable)
 {
-	char *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+	char *p = mmap(NULL, len, writable ? PROT_READ | PROT_WRITE : PROT_NONE,
 		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
-	if (p == MAP_FAILED)
-		return NULL;
-	/* THP "always" would otherwise commit 2 MiB for a stack's first touch. */
-	madvise(p, len, MADV_NOHUGEPAGE);
-	return p;
+	return p == MAP_FAILED ? NULL : p;
 }
 
+/* THP "always" would otherwise commit 2 MiB for a stack's first touch. */
+static void no_huge_pages(char *p, size_t len)
+{
+	madvise(p, len, MADV_NOHUGEPAGE);
+}
+
+/* Weft wanted a guard below s and could not have one: the guard's room
+ * stays reserved (s->guard), unprotected, and a canary marks the bottom. */
 static void set_canary(struct ut_stack *s)
 {
 	s->canary = true;
 	*(volatile uint64_t *)s->lo = CANARY;
 }
 
+/*
+ * Read with process_vm_readv, which answers EFAULT instead of faulting: a
+ * program may since have protected the page the canary is on (guard zones
+ * of its own), and a plain load would then kill it, or reach the program's
+ * own SIGSEGV handler from inside Weft.  An unreadable canary page is the
+ * program's business, not an overflow.  Only stacks Weft could not guard
+ * (old kernels, mapping budget spent) have a canary, so the system call is
+ * paid only there.
+ */
 bool __weft_stack_canary_ok(const struct ut_stack *s)
 {
-	return *(const volatile uint64_t *)s->lo == CANARY;
+	uint64_t v = 0;
+	struct iovec here = { &v, sizeof v }, there = { s->lo, sizeof v };
+	/* the raw call: syscall() is Weft's own entry point, which may switch */
+	long n = __weft_raw_syscall6(SYS_process_vm_readv, (long)getpid(), (long)&here, 1, (long)&there, 1, 0);
+	if (n != (long)sizeof v)
+		return true;
+	return v == CANARY;
 }
 
-static int new_slab(void)
+/* ---- the slab list ---- */
+
+static inline struct slab *slab_at(uint32_t n) { return &slabs[n - 1]; }
+
+static inline void list_remove(uint32_t n)
 {
-	size_t ps = __weft_page_size();
-	slab_stride = ps + default_size;
-	slab_size_used = default_size;
-	char *p = map_region(slab_stride * SLAB_STACKS);
-	if (!p)
+	struct slab *b = slab_at(n);
+	if (!b->listed)
+		return;
+	if (b->prev)
+		slab_at(b->prev)->next = b->next;
+	else
+		avail = b->next;
+	if (b->next)
+		slab_at(b->next)->prev = b->prev;
+	b->listed = false;
+}
+
+static inline void list_push(uint32_t n)
+{
+	struct slab *b = slab_at(n);
+	b->prev = 0;
+	b->next = avail;
+	if (avail)
+		slab_at(avail)->prev = n;
+	avail = n;
+	b->listed = true;
+}
+
+/* Free stacks of b that have been used (their pages may be resident). */
+static inline uint32_t used_free(const struct slab *b)
+{
+	return (uint32_t)__builtin_popcountll(b->free & ~b->fresh);
+}
+
+/* Take b out of the pool's accounts: off the list and the counters. */
+static void slab_forget(uint32_t n)
+{
+	struct slab *b = slab_at(n);
+	if (!b->listed)
+		return;
+	list_remove(n);
+	if (b->free == b->all)
+		empty_slabs--;
+	pool_free -= used_free(b);
+}
+
+/* Unmap a slab (all its stacks free, already forgotten). */
+static void slab_release(uint32_t n)
+{
+	struct slab *b = slab_at(n);
+	munmap(b->base, b->stride * b->nstacks);
+	if (guard_mode == GUARD_MPROTECT)
+		map_budget += 2 * (long)b->mprotected;
+	b->base = NULL;
+	b->next = unused_slab;
+	unused_slab = n;
+}
+
+/* A table entry for a new slab: its number, or 0 out of memory. */
+static uint32_t slab_entry(void)
+{
+	if (unused_slab) {
+		uint32_t n = unused_slab;
+		unused_slab = slab_at(n)->next;
+		return n;
+	}
+	uint32_t old = nslabs;
+	if (old >= SLABS_MAX)
+		return 0;
+	uint32_t cap = old ? old * 2 : 16;
+	struct slab *v = realloc(slabs, (size_t)cap * sizeof *v);
+	if (!v)
+		return 0;
+	slabs = v;
+	for (uint32_t i = cap; i > old + 1; i--) {
+		slabs[i - 1].base = NULL;
+		slabs[i - 1].next = unused_slab;
+		unused_slab = i;
+	}
+	nslabs = cap;
+	return old + 1;
+}
+
+/* Map a slab of default stacks and put it at the head of the list.  Near
+ * the end of the address space, fewer stacks, down to one. */
+static __attribute__((noinline)) int new_slab(const struct stack_geom *g)
+{
+	uint32_t count = SLAB_STACKS;
+	if (g->span > SLAB_BYTES / SLAB_STACKS)
+		count = g->span >= SLAB_BYTES ? 1 : (uint32_t)(SLAB_BYTES / g->span);
+	char *p;
+	while (!(p = map_region(g->span * count, true)))
+		if ((count /= 2) == 0)
+			return EAGAIN;
+	uint32_t n = slab_entry();
+	if (!n) {
+		munmap(p, g->span * count);
 		return EAGAIN;
-	slab_next = p;
-	slab_left = SLAB_STACKS;
-	__weft_vp()->stat.stacks_mapped += SLAB_STACKS;
+	}
+	no_huge_pages(p, g->span * count);
+	struct slab *b = slab_at(n);
+	uint64_t all = count == 64 ? ~0ull : (1ull << count) - 1;
+	*b = (struct slab){ .base = p, .stride = g->span, .size = g->size, .free = all,
+			    .all = all, .fresh = all, .nstacks = count };
+	list_push(n);
+	empty_slabs++;
+	__weft_vp()->stat.stacks_mapped += count;
 	return 0;
 }
 
-static int pooled_get(struct ut_stack *s)
+/* A stack handed out for the first time, or one that has a canary. */
+static __attribute__((noinline)) void pooled_first_use(struct ut_stack *s, struct slab *b, uint64_t bit)
 {
-	size_t ps = __weft_page_size();
-	s->kind = STACK_POOLED;
-	s->guard = ps;
-	if (npool) {
-		/* Stacks are page aligned: bit 0 of an entry means "unguarded". */
-		uintptr_t e = (uintptr_t)pool[--npool];
-		s->lo = (char *)(e & ~(uintptr_t)1);
-		s->hi = s->lo + default_size;
-		if (e & 1) {
-			s->guard = 0;
-			set_canary(s);
-		}
-		__weft_vp()->stat.stacks_reused++;
-		return 0;
+	if (b->fresh & bit) {
+		bool mp;
+		b->fresh &= ~bit;
+		if (!install_guard(s->lo - s->guard, s->guard, &mp))
+			b->bare |= bit;
+		b->mprotected += mp;
+		pool_free++;                   /* it was not counted */
+		__weft_vp()->stat.stacks_reused--;
 	}
-	if (!slab_left || slab_size_used != default_size) {
-		int e = new_slab();
+	if (b->bare & bit)
+		set_canary(s);
+}
+
+static inline __attribute__((always_inline)) int pooled_get(struct ut_stack *s, const struct stack_geom *g)
+{
+	if (unlikely(!avail)) {
+		int e = new_slab(g);
 		if (e)
 			return e;
 	}
-	char *base = slab_next;
-	slab_next += slab_stride;
-	slab_left--;
-	s->lo = base + ps;
-	s->hi = s->lo + default_size;
-	if (!install_guard(base, ps)) {
-		s->guard = 0;
-		set_canary(s);
-	}
+	uint32_t n = avail;
+	struct slab *b = slab_at(n);
+	uint64_t f = b->free;
+	unsigned i = (unsigned)__builtin_ctzll(f);
+	uint64_t bit = f & -f;
+	if (unlikely(f == b->all))
+		empty_slabs--;
+	b->free = f ^ bit;
+	if (unlikely(f == bit))
+		list_remove(n);
+	size_t guard = b->stride - b->size;
+	char *lo = b->base + (size_t)i * b->stride + guard;
+	*s = (struct ut_stack){ .lo = lo, .hi = lo + b->size, .guard = guard, .kind = STACK_POOLED,
+			       .index = (uint8_t)i, .slab = n };
+	pool_free--;
+	__weft_vp()->stat.stacks_reused++;
+	if (unlikely((b->fresh | b->bare) & bit))
+		pooled_first_use(s, b, bit);
 	return 0;
 }
 
-static int mapped_get(struct ut_stack *s, size_t size, size_t guard)
+/* A stack back in a retired slab, or the last one back in its slab. */
+static __attribute__((noinline)) void pooled_put_last(struct ut_stack *s, uint32_t n, uint64_t f)
 {
-	char *p = map_region(guard + size);
+	struct slab *b = slab_at(n);
+	if (b->retired) {
+		b->free = f;
+		if (f == b->all)
+			slab_release(n);
+		else
+			madvise(s->lo, (size_t)(s->hi - s->lo), MADV_DONTNEED);
+		return;
+	}
+	/* Enough empty slabs are kept: give the address space back. */
+	slab_forget(n);
+	b->free = f;
+	slab_release(n);
+}
+
+static __attribute__((noinline)) void pool_trim(struct ut_stack *s)
+{
+	madvise(s->lo, (size_t)(s->hi - s->lo), MADV_DONTNEED);
+}
+
+static inline void pooled_put(struct ut_stack *s)
+{
+	uint32_t n = s->slab;
+	struct slab *b = slab_at(n);
+	uint64_t f = b->free | 1ull << s->index;
+	if (unlikely(b->retired) || (unlikely(f == b->all) && empty_slabs >= WARM_EMPTY_SLABS)) {
+		pooled_put_last(s, n, f);
+		return;
+	}
+	if (unlikely(f == b->all))
+		empty_slabs++;
+	b->free = f;
+	if (unlikely(pool_free >= POOL_WARM_MAX))
+		pool_trim(s);
+	pool_free++;
+	if (unlikely(avail != n)) {
+		list_remove(n);
+		list_push(n);
+	}
+}
+
+void __weft_stack_set_default_size(size_t size)
+{
+	int err;
+	const struct stack_geom *old = default_geometry(&err);
+	size_t old_size = err ? 0 : old->size;
+	default_size = size;
+	default_err = -1;
+	const struct stack_geom *g = default_geometry(&err);
+	if (!err && g->size == old_size)
+		return;
+	/* Slabs cut at the old size cannot serve the new one: retire them,
+	 * and unmap those with no stack in use. */
+	for (uint32_t n = 1; n <= nslabs; n++) {
+		struct slab *b = slab_at(n);
+		if (!b->base || b->retired)
+			continue;
+		slab_forget(n);
+		b->retired = true;
+		if (b->free == b->all)
+			slab_release(n);
+	}
+}
+
+static int mapped_get(struct ut_stack *s, const struct stack_geom *g)
+{
+	bool marked = g->guard <= GUARD_MARK_MAX;
+	char *p = map_region(g->span, marked);
 	if (!p)
 		return EAGAIN;
-	s->kind = STACK_MAPPED;
-	s->lo = p + guard;
-	s->hi = s->lo + size;
-	s->guard = guard;
-	if (guard && !install_guard(p, guard)) {
-		s->guard = 0;
-		set_canary(s);
+	char *lo = p + g->guard;
+	if (!marked && mprotect(lo, g->size, PROT_READ | PROT_WRITE) != 0) {
+		munmap(p, g->span);
+		return EAGAIN;
 	}
-	if (!guard)
-		set_canary(s);
+	/* the whole mapping, or the writable one: advice on part of a
+	 * mapping would split it */
+	if (marked)
+		no_huge_pages(p, g->span);
+	else
+		no_huge_pages(lo, g->size);
+	s->kind = STACK_MAPPED;
+	s->lo = lo;
+	s->hi = lo + g->size;
+	s->guard = g->guard;
+	if (g->guard && marked) {
+		bool mp;
+		if (!install_guard(p, g->guard, &mp))
+			set_canary(s);
+		s->mprotected = mp;
+	}
 	__weft_vp()->stat.stacks_mapped++;
 	return 0;
 }
 
+static __attribute__((noinline)) int stack_get_slow(struct ut_stack *s, size_t size, size_t guard)
+{
+	int err;
+	const struct stack_geom *d = default_geometry(&err);
+	struct stack_geom g;
+	if (size == 0) {
+		if (err)
+			return err;
+		size = d->size;
+	}
+	if (stack_geom(size, guard, &g) != 0)
+		return EINVAL;
+	if (!err && g.size == d->size && g.guard == d->guard)
+		return pooled_get(s, &g);
+	return mapped_get(s, &g);
+}
+
 int __weft_stack_get(struct ut_stack *s, size_t size, size_t guard)
 {
-	size_t ps = __weft_page_size();
+	/* What the default attributes ask (default_err is 0 only once the
+	 * default geometry, and so page_size, are known). */
+	if (likely(default_err == 0 && (size == default_size || size == 0) && guard == page_size))
+		return pooled_get(s, &default_geom);
 	memset(s, 0, sizeof *s);
-	if (size == 0)
-		size = default_size;
-	size = (size + ps - 1) & ~(ps - 1);
-	guard = (guard + ps - 1) & ~(ps - 1);
-	if (size == default_size && guard == ps)
-		return pooled_get(s);
-	return mapped_get(s, size, guard);
+	return stack_get_slow(s, size, guard);
+}
+
+static __attribute__((noinline)) void mapped_put(struct ut_stack *s)
+{
+	munmap(s->lo - s->guard, s->guard + (size_t)(s->hi - s->lo));
+	if (s->mprotected && guard_mode == GUARD_MPROTECT)
+		map_budget += 2;
 }
 
 void __weft_stack_put(struct ut_stack *s)
 {
 	if (s->kind != STACK_PROCESS && s->kind != STACK_NONE)
 		UNPOISON_STACK(s);
-	switch (s->kind) {
-	case STACK_POOLED:
-		if (s->hi - s->lo != (ptrdiff_t)default_size) {
-			/* The default changed since this stack was cut: it can't be
-			 * reused, but its slab lives on, so just drop its pages. */
-			madvise(s->lo, (size_t)(s->hi - s->lo), MADV_DONTNEED);
-			break;
-		}
-		if (npool == pool_cap) {
-			uint32_t cap = pool_cap ? pool_cap * 2 : 256;
-			char **v = realloc(pool, cap * sizeof *v);
-			if (!v) {
-				madvise(s->lo, default_size, MADV_DONTNEED);
-				break;     /* leak the address range, not memory */
-			}
-			pool = v;
-			pool_cap = cap;
-		}
-		if (npool >= POOL_WARM_MAX)
-			madvise(s->lo, default_size, MADV_DONTNEED);
-		pool[npool++] = (char *)((uintptr_t)s->lo | (s->guard ? 0 : 1));
-		break;
-	case STACK_MAPPED:
-		munmap(s->lo - s->guard, s->guard + (size_t)(s->hi - s->lo));
-		if (guard_mode == GUARD_MPROTECT && s->guard)
-			map_budget += 2;
-		break;
-	default:
-		break;
-	}
+	if (likely(s->kind == STACK_POOLED))
+		pooled_put(s);
+	else if (s->kind == STACK_MAPPED)
+		mapped_put(s);
 	s->kind = STACK_NONE;
 }

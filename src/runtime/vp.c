@@ -68,6 +68,19 @@ static void main_sched(struct ut *t)
 	t->base_prio = t->prio;
 }
 
+/*
+ * A forked child has one kernel thread, a new tid, and none of the
+ * parent's POSIX timers: the VP names its new kernel thread and the tick
+ * starts afresh.  (The child also holds copies of every UT; that fork
+ * keeps only the caller is the signals issue's work.)
+ */
+static void after_fork_child(void)
+{
+	struct vp *vp = __weft_vp();
+	vp->tid = gettid();
+	__weft_preempt_after_fork();
+}
+
 void __weft_init(void)
 {
 	if (__weft_started)
@@ -103,6 +116,7 @@ void __weft_init(void)
 	__weft_fault_init();
 	__weft_preempt_init();
 	__weft_sched_debug_init();
+	pthread_atfork(NULL, NULL, after_fork_child);
 	errno = saved;
 }
 

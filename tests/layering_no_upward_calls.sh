@@ -1,0 +1,36 @@
+#!/bin/sh
+# layering_no_upward_calls — the layers call only downwards
+# (docs/architecture.md): arch calls nothing of Weft's above it but the
+# preemption trampoline's target (the runtime hands it the interrupted UT,
+# as a switch hands a new UT its entry function); the
+# runtime calls nothing in sync or posix except through the hook table
+# __weft_hooks; sync calls nothing in posix.  Checked on the compiled
+# objects: every undefined symbol of a layer's objects that another layer
+# defines must belong to a layer below it.
+#   layering_no_upward_calls.sh OBJECT_DIR   (CMakeFiles/weft_objects.dir/src)
+set -eu
+dir=$1
+command -v nm >/dev/null || { echo "skipped: nm is missing"; exit 77; }
+defs() { for f in "$dir"/$1/*.o "$dir"/$1/*/*.o; do [ -f "$f" ] && nm --defined-only "$f"; done | awk '{print $3}' | sort -u; }
+undefs() { for f in "$dir"/$1/*.o "$dir"/$1/*/*.o; do [ -f "$f" ] && nm -u "$f"; done | awk '{print $2}' | sort -u; }
+defs arch >/tmp/layer.$$.arch
+defs runtime >/tmp/layer.$$.runtime
+defs sync >/tmp/layer.$$.sync
+defs posix >/tmp/layer.$$.posix
+fail=0
+check() {   # LAYER ALLOWED_EXCEPTION UPPER_LAYERS...
+	layer=$1 allowed=$2
+	shift 2
+	for up in "$@"; do
+		bad=$(undefs "$layer" | comm -12 - /tmp/layer.$$.$up | grep -vx "$allowed" || true)
+		if [ -n "$bad" ]; then
+			echo "$layer calls up into $up:" $bad
+			fail=1
+		fi
+	done
+}
+check arch '__weft_preempt_trampoline_body' runtime sync posix
+check runtime '__weft_hooks' sync posix
+check sync '__weft_hooks' posix
+rm -f /tmp/layer.$$.*
+exit $fail
