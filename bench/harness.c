@@ -26,8 +26,8 @@
  * blocking pthread call or a sched_yield loop: under Weft's M:1 runtime a
  * UT loses the processor only inside Weft or at a time-slice tick, so a
  * plain spin would burn whole slices (or, with slicing off, never end).
- * --list prints the families' rows in the order of `families` below,
- * which is the order of the table.
+ * Keys are unique across families; --list prints the families' rows in the
+ * order of `families` below, which is the order of the table.
  *
  * Adding a family:
  *   1. Write bench/fam_NAME.c: open it with a comment saying what it
@@ -275,6 +275,20 @@ static const struct metric *find_metric(const char *key)
 	return NULL;
 }
 
+/* A key defined twice would make the second row unreachable: refuse. */
+static void check_keys_unique(void)
+{
+	for (size_t f = 0; f < NFAMILIES; f++) {
+		for (size_t i = 0; i < families[f]->n; i++) {
+			const struct metric *m = &families[f]->metrics[i];
+			if (find_metric(m->key) != m) {
+				fprintf(stderr, "bench-%s: metric '%s' is defined twice\n", BACKEND, m->key);
+				exit(2);
+			}
+		}
+	}
+}
+
 static void list_metrics(void)
 {
 	for (size_t f = 0; f < NFAMILIES; f++) {
@@ -295,6 +309,7 @@ static void usage(void)
 
 int main(int argc, char **argv)
 {
+	check_keys_unique();
 	const char *q = getenv("QUICK");
 	quick = q && *q && strcmp(q, "0") != 0;
 	int first = 1;
