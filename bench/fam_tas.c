@@ -83,7 +83,8 @@ static inline void dr_release(struct tas_lock *l, int me)
 
 #if defined(__x86_64__)
 /* (b) Every restartable sequence records (begin, end) in section
- * bench_ras; main registers them all.  The sequence is the load of the old
+ * bench_ras; register_ras registers them all with Weft the first time a
+ * restartable-sequence row runs.  The sequence is the load of the old
  * value and the store of 1, the store last: a tick with the PC on the store
  * sends it back to the load. */
 extern const uintptr_t __start_bench_ras[] __attribute__((weak, visibility("hidden")));
