@@ -24,7 +24,7 @@ struct counting {
 	int ready;
 };
 
-static void *spin_worker(void *p)
+static BENCH_ALIGNED void *spin_worker(void *p)
 {
 	struct counting *c = p;
 	for (uint64_t i = 0; i < c->n; i++) {
@@ -35,7 +35,7 @@ static void *spin_worker(void *p)
 	return NULL;
 }
 
-static void *mutex_worker(void *p)
+static BENCH_ALIGNED void *mutex_worker(void *p)
 {
 	struct counting *c = p;
 	for (uint64_t i = 0; i < c->n; i++) {
@@ -72,7 +72,7 @@ static pthread_attr_t detached_attr;
 static uint64_t fork_left;
 static int fork_done;
 
-static void *fork_link(void *p)
+static BENCH_ALIGNED void *fork_link(void *p)
 {
 	if (--fork_left == 0) {
 		store(&fork_done, 1);
@@ -85,7 +85,7 @@ static void *fork_link(void *p)
 	return p;
 }
 
-static int64_t m_forktest(uint64_t n)
+static BENCH_ALIGNED int64_t m_forktest(uint64_t n)
 {
 	pthread_attr_init(&detached_attr);
 	pthread_attr_setdetachstate(&detached_attr, PTHREAD_CREATE_DETACHED);
@@ -111,7 +111,7 @@ struct pingpong {
 	uint64_t n;
 };
 
-static void pingpong_side(struct pingpong *p, int me)
+static BENCH_ALIGNED void pingpong_side(struct pingpong *p, int me)
 {
 	pthread_mutex_lock(&p->m);
 	for (uint64_t i = 0; i < p->n; i++) {
@@ -129,7 +129,7 @@ static void *pong(void *p)
 	return NULL;
 }
 
-static int64_t m_pingpong(uint64_t n)
+static BENCH_ALIGNED int64_t m_pingpong(uint64_t n)
 {
 	struct pingpong p = { .m = PTHREAD_MUTEX_INITIALIZER, .c = PTHREAD_COND_INITIALIZER, .n = n };
 	int64_t t0 = now_ns();

@@ -22,7 +22,7 @@
 #ifdef BENCH_WEFT
 static void *floor_a_sp, *floor_b_sp;
 
-static void floor_partner(void *arg)
+static BENCH_ALIGNED void floor_partner(void *arg)
 {
 	(void)arg;
 	for (;;)
@@ -30,7 +30,7 @@ static void floor_partner(void *arg)
 }
 
 /* The bare arch switch: two contexts, no scheduler, no bookkeeping. */
-static int64_t m_arch_switch(uint64_t n)
+static BENCH_ALIGNED int64_t m_arch_switch(uint64_t n)
 {
 	static char *stack;
 	if (!stack) {
@@ -55,7 +55,7 @@ static int64_t m_arch_switch(uint64_t n)
  */
 void bench_reg_switch(void **save_sp, void *load_sp);
 __asm__(".text\n"
-	".p2align 4\n"
+	".p2align 6\n"
 	"bench_reg_switch:\n"
 	"\tpushq %rbp\n\tpushq %rbx\n\tpushq %r12\n\tpushq %r13\n\tpushq %r14\n\tpushq %r15\n"
 	"\tmovq %rsp, (%rdi)\n"
@@ -65,13 +65,13 @@ __asm__(".text\n"
 
 static void *reg_a_sp, *reg_b_sp;
 
-static void reg_partner(void)
+static BENCH_ALIGNED void reg_partner(void)
 {
 	for (;;)
 		bench_reg_switch(&reg_b_sp, reg_a_sp);
 }
 
-static int64_t m_reg_switch(uint64_t n)
+static BENCH_ALIGNED int64_t m_reg_switch(uint64_t n)
 {
 	static char *stack;
 	if (!stack) {
@@ -92,13 +92,13 @@ static int64_t m_reg_switch(uint64_t n)
 }
 #endif
 
-__attribute__((noinline, noipa)) static int nullfunc(int x)
+__attribute__((noinline, noipa)) static BENCH_ALIGNED int nullfunc(int x)
 {
 	__asm__ volatile("");
 	return x + 1;
 }
 
-static int64_t m_call(uint64_t n)
+static BENCH_ALIGNED int64_t m_call(uint64_t n)
 {
 	int x = 0;
 	int64_t t0 = now_ns();
@@ -110,7 +110,7 @@ static int64_t m_call(uint64_t n)
 
 static int cas_word;
 
-static int64_t m_cmpxchg(uint64_t n)
+static BENCH_ALIGNED int64_t m_cmpxchg(uint64_t n)
 {
 	int64_t t0 = now_ns();
 	for (uint64_t i = 0; i < n; i++) {
@@ -121,7 +121,7 @@ static int64_t m_cmpxchg(uint64_t n)
 	return now_ns() - t0;
 }
 
-static int64_t m_loop(uint64_t n)
+static BENCH_ALIGNED int64_t m_loop(uint64_t n)
 {
 	int64_t t0 = now_ns();
 	for (uint64_t i = 0; i < n; i++)

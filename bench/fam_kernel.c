@@ -20,7 +20,7 @@
 
 #define GROUP "Kernel and processes"
 
-static int64_t m_getpid(uint64_t n)
+static BENCH_ALIGNED int64_t m_getpid(uint64_t n)
 {
 	int64_t t0 = now_ns();
 	for (uint64_t i = 0; i < n; i++) {
@@ -30,9 +30,9 @@ static int64_t m_getpid(uint64_t n)
 	return now_ns() - t0;
 }
 
-static jmp_buf jb;
+static jmp_buf jb BENCH_ALIGNED;
 
-static int64_t m_setjmp(uint64_t n)
+static BENCH_ALIGNED int64_t m_setjmp(uint64_t n)
 {
 	int64_t t0 = now_ns();
 	for (volatile uint64_t i = 0; i < n; i++) {
@@ -51,7 +51,7 @@ static void xread(int fd) { char c; if (read(fd, &c, 1) != 1) _exit(3); }
  * (write then read on one pipe) and half a getpid, the cost of entering
  * and leaving the kernel once that a direct switch would not pay.
  */
-static int64_t m_process_switch(uint64_t n)
+static BENCH_ALIGNED int64_t m_process_switch(uint64_t n)
 {
 	int ab[2], ba[2], self[2];
 	if (pipe(ab) || pipe(ba) || pipe(self))

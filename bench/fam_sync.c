@@ -20,7 +20,7 @@
 /* ------------------------------------------------------------------ */
 /* Mutexes                                                             */
 
-static int64_t m_mutex(uint64_t n)
+static BENCH_ALIGNED int64_t m_mutex(uint64_t n)
 {
 	pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
 	int64_t t0 = now_ns();
@@ -48,7 +48,7 @@ struct handoff {
 	int ready;
 };
 
-static void *handoff_b(void *p)
+static BENCH_ALIGNED void *handoff_b(void *p)
 {
 	struct handoff *h = p;
 	pthread_mutex_lock(&h->m[2]);
@@ -62,7 +62,7 @@ static void *handoff_b(void *p)
 	return NULL;
 }
 
-static int64_t m_handoff(uint64_t n)
+static BENCH_ALIGNED int64_t m_handoff(uint64_t n)
 {
 	struct handoff *h = calloc(1, sizeof *h);
 	uint64_t rounds = n / 2 + 1;
@@ -92,7 +92,7 @@ static int64_t m_handoff(uint64_t n)
 /* ------------------------------------------------------------------ */
 /* Conditions                                                          */
 
-static int64_t m_cond_signal_none(uint64_t n)
+static BENCH_ALIGNED int64_t m_cond_signal_none(uint64_t n)
 {
 	pthread_cond_t c = PTHREAD_COND_INITIALIZER;
 	int64_t t0 = now_ns();
@@ -103,7 +103,7 @@ static int64_t m_cond_signal_none(uint64_t n)
 	return dt;
 }
 
-static int64_t m_cond_broadcast_none(uint64_t n)
+static BENCH_ALIGNED int64_t m_cond_broadcast_none(uint64_t n)
 {
 	pthread_cond_t c = PTHREAD_COND_INITIALIZER;
 	int64_t t0 = now_ns();
@@ -128,7 +128,7 @@ struct condpair {
 	bool timed;
 };
 
-static void *cond_waiter(void *p)
+static BENCH_ALIGNED void *cond_waiter(void *p)
 {
 	struct condpair *cp = p;
 	struct timespec far;
@@ -151,7 +151,7 @@ static void *cond_waiter(void *p)
 	return NULL;
 }
 
-static int64_t cond_waiter_run(uint64_t n, bool timed, bool inside)
+static BENCH_ALIGNED int64_t cond_waiter_run(uint64_t n, bool timed, bool inside)
 {
 	struct condpair cp = { .m = PTHREAD_MUTEX_INITIALIZER, .c = PTHREAD_COND_INITIALIZER, .timed = timed };
 	pthread_t t = spawn(cond_waiter, &cp);
@@ -190,7 +190,7 @@ struct sempair {
 	uint64_t n;
 };
 
-static void *sem_partner(void *p)
+static BENCH_ALIGNED void *sem_partner(void *p)
 {
 	struct sempair *s = p;
 	for (uint64_t i = 0; i < s->n; i++) {
@@ -200,7 +200,7 @@ static void *sem_partner(void *p)
 	return NULL;
 }
 
-static int64_t m_sem(uint64_t n)
+static BENCH_ALIGNED int64_t m_sem(uint64_t n)
 {
 	struct sempair s;
 	uint64_t rounds = n / 2 + 1;

@@ -92,7 +92,7 @@ extern const uintptr_t __stop_bench_ras[] __attribute__((weak, visibility("hidde
 
 int bench_ras_tas(int *word);
 __asm__(".text\n"
-	".p2align 4\n"
+	".p2align 6\n"
 	"bench_ras_tas:\n"
 	"1:\tmovl (%rdi), %eax\n"
 	"\tmovl $1, (%rdi)\n"
@@ -242,7 +242,7 @@ static struct tas_lock tas_solo;
  * shared machine's load does not inflate nanoseconds) and the hammering
  * worker. */
 #define TAS_VARIANT(name, acquire, release)                                    \
-	static int64_t tas_loop_##name(uint64_t n)                             \
+	static BENCH_ALIGNED int64_t tas_loop_##name(uint64_t n)               \
 	{                                                                      \
 		struct tas_lock *l = &tas_solo;                                \
 		int64_t t0 = cpu_ns();                                         \
@@ -253,7 +253,7 @@ static struct tas_lock tas_solo;
 		}                                                              \
 		return cpu_ns() - t0;                                          \
 	}                                                                      \
-	static void *tas_worker_##name(void *p)                                \
+	static BENCH_ALIGNED void *tas_worker_##name(void *p)                  \
 	{                                                                      \
 		struct tas_worker *w = p;                                      \
 		wait_until(w->go, 1);                                          \

@@ -17,7 +17,7 @@ static void *noop(void *a) { return a; }
 static pthread_once_t once_ctl = PTHREAD_ONCE_INIT;
 static void once_init(void) {}
 
-static int64_t m_once(uint64_t n)
+static BENCH_ALIGNED int64_t m_once(uint64_t n)
 {
 	pthread_once(&once_ctl, once_init);
 	int64_t t0 = now_ns();
@@ -32,7 +32,7 @@ static int64_t m_once(uint64_t n)
  * that every iteration really calls it. */
 static pthread_t (*volatile self_fn)(void) = pthread_self;
 
-static int64_t m_self(uint64_t n)
+static BENCH_ALIGNED int64_t m_self(uint64_t n)
 {
 	pthread_t (*f)(void) = self_fn;
 	int64_t t0 = now_ns();
@@ -43,7 +43,7 @@ static int64_t m_self(uint64_t n)
 	return now_ns() - t0;
 }
 
-static int64_t m_yield_idle(uint64_t n)
+static BENCH_ALIGNED int64_t m_yield_idle(uint64_t n)
 {
 	int64_t t0 = now_ns();
 	for (uint64_t i = 0; i < n; i++)
@@ -56,7 +56,7 @@ struct yield_pair {
 	int ready;
 };
 
-static void *yield_partner(void *p)
+static BENCH_ALIGNED void *yield_partner(void *p)
 {
 	struct yield_pair *y = p;
 	store(&y->ready, 1);
@@ -66,7 +66,7 @@ static void *yield_partner(void *p)
 }
 
 /* Two threads yield to each other: n yields in all, one switch each. */
-static int64_t m_yield_busy(uint64_t n)
+static BENCH_ALIGNED int64_t m_yield_busy(uint64_t n)
 {
 	struct yield_pair y = { .n = n / 2 + 1 };
 	pthread_t t = spawn(yield_partner, &y);
@@ -83,7 +83,7 @@ static int64_t m_yield_busy(uint64_t n)
  * for most threads; the batch is joined outside the timed part. */
 #define CREATE_BATCH 16
 
-static int64_t m_create(uint64_t n)
+static BENCH_ALIGNED int64_t m_create(uint64_t n)
 {
 	pthread_t t[CREATE_BATCH];
 	int64_t total = 0;
@@ -100,7 +100,7 @@ static int64_t m_create(uint64_t n)
 	return total;
 }
 
-static int64_t m_create_join(uint64_t n)
+static BENCH_ALIGNED int64_t m_create_join(uint64_t n)
 {
 	int64_t t0 = now_ns();
 	for (uint64_t i = 0; i < n; i++)

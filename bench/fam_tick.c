@@ -33,7 +33,7 @@ struct busy_work {
 };
 
 /* Work in the program's own text, where a tick may preempt at once. */
-static void *busy(void *p)
+static BENCH_ALIGNED void *busy(void *p)
 {
 	struct busy_work *w = p;
 	uint64_t x = 1;

@@ -33,8 +33,9 @@
  *   1. Write bench/fam_NAME.c: open it with a comment saying what it
  *      measures and how; #define _GNU_SOURCE, include "harness.h"; define
  *      the metrics (a timed loop stays in this file, beside the operation
- *      it times, calling nothing out of line but the operation itself) and
- *      one `static const struct metric` table, then
+ *      it times, calling nothing out of line but the operation itself;
+ *      mark the functions that run in it BENCH_ALIGNED) and one
+ *      `static const struct metric` table, then
  *      `BENCH_FAMILY(fam_NAME, table);`.
  *   2. Declare it in the extern list below and put it in `families` where
  *      its rows belong in the table.

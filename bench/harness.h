@@ -13,8 +13,9 @@
  * Invariant: everything a timed loop calls is either in the family's own
  * file or static inline here (now_ns, cpu_ns, load, store, wait_until,
  * spawn, join), so that no timed loop pays a call across translation units
- * that it did not pay when the benchmark was one file.  Only cold paths
- * (die, na, the calibration) live out of line in harness.c.
+ * that it did not pay when the benchmark was one file; and code that runs
+ * in a timed region is BENCH_ALIGNED.  Only cold paths (die, na, the
+ * calibration) live out of line in harness.c.
  */
 #ifndef WEFT_BENCH_HARNESS_H
 #define WEFT_BENCH_HARNESS_H
@@ -115,6 +116,19 @@ static inline int64_t cpu_ns(void)
 
 /* Keep the compiler from deleting or hoisting loop bodies. */
 #define KEEP(x) __asm__ volatile("" : : "r"(x) : "memory")
+
+/*
+ * On every function whose code runs inside a timed region (the timed
+ * function, the partner thread or worker, a callee in the loop) and on
+ * data such a loop touches that is larger than a word.  Where the linker
+ * happens to put a loop changes whenever other code changes, and differs
+ * between bench-weft and bench-nptl; for the rows of a few nanoseconds
+ * that alone moved results by up to 10% (setjmp + longjmp, the same code
+ * calling the same glibc in both binaries, differed by 9%).  On a 64-byte
+ * boundary the same code runs from the same cache-line offsets in both
+ * binaries and in every build.
+ */
+#define BENCH_ALIGNED __attribute__((aligned(64)))
 
 /* ------------------------------------------------------------------ */
 /* Threads                                                             */
