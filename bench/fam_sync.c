@@ -1,0 +1,254 @@
+/*
+ * fam_sync.c — the "Synchronisation" rows: mutex (uncontended and handed
+ * off), condition signal and broadcast (with no waiter, to an untimed or
+ * timed waiter, outside or inside the critical section), semaphore
+ * ping-pong; Marovich §3.3.8-9 and Mueller's Table 2.
+ *
+ * Default mutex and condition attributes throughout.  Invariant: every row
+ * that blocks names the calls it needs in the table's `needs`, so that
+ * bench-weft prints n/a instead of running glibc's blocking sync on Weft's
+ * one kernel thread.
+ */
+#define _GNU_SOURCE
+#include <semaphore.h>
+#include <stdlib.h>
+
+#include "harness.h"
+
+#define GROUP "Synchronisation"
+
+/* ------------------------------------------------------------------ */
+/* Mutexes                                                             */
+
+static BENCH_ALIGNED int64_t m_mutex(uint64_t n)
+{
+	pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+	int64_t t0 = now_ns();
+	for (uint64_t i = 0; i < n; i++) {
+		pthread_mutex_lock(&m);
+		pthread_mutex_unlock(&m);
+	}
+	int64_t dt = now_ns() - t0;
+	pthread_mutex_destroy(&m);
+	return dt;
+}
+
+/*
+ * Long-term contention: every lock waits for the other thread's unlock.
+ * Three mutexes in a ring; each thread holds two or one and, in turn,
+ * releases the one the other waits for and then waits for the next:
+ *   A holds {0,1}: unlock 0, lock 2 | B holds {2}: lock 0, unlock 2 | ...
+ * so no thread can take a lock back before the other has had it, whatever
+ * the mutex's fairness.  One hand-off = one unlock with a waiter plus the
+ * waiter's return from lock.
+ */
+struct handoff {
+	pthread_mutex_t m[3];
+	uint64_t n;
+	int ready;
+};
+
+static BENCH_ALIGNED void *handoff_b(void *p)
+{
+	struct handoff *h = p;
+	pthread_mutex_lock(&h->m[2]);
+	store(&h->ready, 1);
+	for (uint64_t i = 0; i < h->n; i++) {
+		pthread_mutex_lock(&h->m[i % 3]);
+		pthread_mutex_unlock(&h->m[(i + 2) % 3]);
+	}
+	/* after iteration i, B holds {i % 3} */
+	pthread_mutex_unlock(&h->m[(h->n + 2) % 3]);
+	return NULL;
+}
+
+static BENCH_ALIGNED int64_t m_handoff(uint64_t n)
+{
+	struct handoff *h = calloc(1, sizeof *h);
+	uint64_t rounds = n / 2 + 1;
+	for (int i = 0; i < 3; i++)
+		pthread_mutex_init(&h->m[i], NULL);
+	h->n = rounds;
+	pthread_mutex_lock(&h->m[0]);
+	pthread_mutex_lock(&h->m[1]);
+	pthread_t t = spawn(handoff_b, h);
+	wait_until(&h->ready, 1);
+	int64_t t0 = now_ns();
+	for (uint64_t i = 0; i < rounds; i++) {
+		pthread_mutex_unlock(&h->m[i % 3]);
+		pthread_mutex_lock(&h->m[(i + 2) % 3]);
+	}
+	int64_t dt = now_ns() - t0;
+	/* after iteration i, A holds {i+1, i+2} mod 3 */
+	pthread_mutex_unlock(&h->m[rounds % 3]);
+	pthread_mutex_unlock(&h->m[(rounds + 1) % 3]);
+	join(t);
+	for (int i = 0; i < 3; i++)
+		pthread_mutex_destroy(&h->m[i]);
+	free(h);
+	return dt * (int64_t)n / (int64_t)(2 * rounds);
+}
+
+/* ------------------------------------------------------------------ */
+/* Conditions                                                          */
+
+static BENCH_ALIGNED int64_t m_cond_signal_none(uint64_t n)
+{
+	pthread_cond_t c = PTHREAD_COND_INITIALIZER;
+	int64_t t0 = now_ns();
+	for (uint64_t i = 0; i < n; i++)
+		pthread_cond_signal(&c);
+	int64_t dt = now_ns() - t0;
+	pthread_cond_destroy(&c);
+	return dt;
+}
+
+static BENCH_ALIGNED int64_t m_cond_broadcast_none(uint64_t n)
+{
+	pthread_cond_t c = PTHREAD_COND_INITIALIZER;
+	int64_t t0 = now_ns();
+	for (uint64_t i = 0; i < n; i++)
+		pthread_cond_broadcast(&c);
+	int64_t dt = now_ns() - t0;
+	pthread_cond_destroy(&c);
+	return dt;
+}
+
+/*
+ * Marovich 3.3.9.2-3: the main thread signals a condition another thread
+ * waits on (untimed or timed), outside or inside the critical section, and
+ * then yields until the waiter has taken the event and waits again.  One
+ * operation is one such signal, including the waiter's wake-up and its
+ * return to waiting.
+ */
+struct condpair {
+	pthread_mutex_t m;
+	pthread_cond_t c;
+	int pending, stop, ready;
+	bool timed;
+};
+
+static BENCH_ALIGNED void *cond_waiter(void *p)
+{
+	struct condpair *cp = p;
+	struct timespec far;
+	clock_gettime(CLOCK_REALTIME, &far);
+	far.tv_sec += 3600;
+	pthread_mutex_lock(&cp->m);
+	store(&cp->ready, 1);
+	for (;;) {
+		while (!load(&cp->pending) && !cp->stop) {
+			if (cp->timed)
+				pthread_cond_timedwait(&cp->c, &cp->m, &far);
+			else
+				pthread_cond_wait(&cp->c, &cp->m);
+		}
+		if (cp->stop)
+			break;
+		store(&cp->pending, 0);
+	}
+	pthread_mutex_unlock(&cp->m);
+	return NULL;
+}
+
+static BENCH_ALIGNED int64_t cond_waiter_run(uint64_t n, bool timed, bool inside)
+{
+	struct condpair cp = { .m = PTHREAD_MUTEX_INITIALIZER, .c = PTHREAD_COND_INITIALIZER, .timed = timed };
+	pthread_t t = spawn(cond_waiter, &cp);
+	wait_until(&cp.ready, 1);
+	int64_t t0 = now_ns();
+	for (uint64_t i = 0; i < n; i++) {
+		pthread_mutex_lock(&cp.m);
+		store(&cp.pending, 1);
+		if (inside)
+			pthread_cond_signal(&cp.c);
+		pthread_mutex_unlock(&cp.m);
+		if (!inside)
+			pthread_cond_signal(&cp.c);
+		wait_until(&cp.pending, 0);
+	}
+	int64_t dt = now_ns() - t0;
+	pthread_mutex_lock(&cp.m);
+	cp.stop = 1;
+	pthread_cond_signal(&cp.c);
+	pthread_mutex_unlock(&cp.m);
+	join(t);
+	return dt;
+}
+
+static int64_t m_cond_untimed_out(uint64_t n) { return cond_waiter_run(n, false, false); }
+static int64_t m_cond_untimed_in(uint64_t n) { return cond_waiter_run(n, false, true); }
+static int64_t m_cond_timed_out(uint64_t n) { return cond_waiter_run(n, true, false); }
+static int64_t m_cond_timed_in(uint64_t n) { return cond_waiter_run(n, true, true); }
+
+/* ------------------------------------------------------------------ */
+/* Semaphores: Mueller's "semaphore synchronization", one V in one      */
+/* thread and the P it releases in the other; a ping-pong of two.       */
+
+struct sempair {
+	sem_t a, b;
+	uint64_t n;
+};
+
+static BENCH_ALIGNED void *sem_partner(void *p)
+{
+	struct sempair *s = p;
+	for (uint64_t i = 0; i < s->n; i++) {
+		sem_wait(&s->a);
+		sem_post(&s->b);
+	}
+	return NULL;
+}
+
+static BENCH_ALIGNED int64_t m_sem(uint64_t n)
+{
+	struct sempair s;
+	uint64_t rounds = n / 2 + 1;
+	s.n = rounds;
+	sem_init(&s.a, 0, 0);
+	sem_init(&s.b, 0, 0);
+	pthread_t t = spawn(sem_partner, &s);
+	int64_t t0 = now_ns();
+	for (uint64_t i = 0; i < rounds; i++) {
+		sem_post(&s.a);
+		sem_wait(&s.b);
+	}
+	int64_t dt = now_ns() - t0;
+	join(t);
+	sem_destroy(&s.a);
+	sem_destroy(&s.b);
+	return dt * (int64_t)n / (int64_t)(2 * rounds);
+}
+
+/* ------------------------------------------------------------------ */
+/* The rows                                                            */
+
+static const struct metric rows[] = {
+	{ "mutex", GROUP, U_NS, 0, "mutex lock+unlock, no contention",
+	  "1 µs (Mueller; SPARC IPX); 12.76 µs (Marovich; HP 835); 4.1 µs (Small & Seltzer; 486)",
+	  SYNC_MUTEX, m_mutex },
+	{ "mutex_handoff", GROUP, U_NS, F_UNPINNED, "mutex hand-off, long-term contention",
+	  "35.7 µs (Marovich; HP 835); 51 µs (Mueller; SPARC IPX); peer: State Threads 27 ns",
+	  SYNC_MUTEX, m_handoff },
+	{ "cond_signal_none", GROUP, U_NS, 0, "cond signal, no waiter",
+	  "1.81 µs (Marovich; HP 835)", "pthread_cond_signal", m_cond_signal_none },
+	{ "cond_broadcast_none", GROUP, U_NS, 0, "cond broadcast, no waiter",
+	  "2.64 µs (Marovich; HP 835)", "pthread_cond_broadcast", m_cond_broadcast_none },
+	{ "cond_untimed_out", GROUP, U_NS, F_UNPINNED,
+	  "cond signal to untimed waiter, outside critical section",
+	  "40.5 µs (Marovich; HP 835)", SYNC_COND, m_cond_untimed_out },
+	{ "cond_untimed_in", GROUP, U_NS, F_UNPINNED,
+	  "cond signal to untimed waiter, inside critical section",
+	  "94.4 µs (Marovich; HP 835)", SYNC_COND, m_cond_untimed_in },
+	{ "cond_timed_out", GROUP, U_NS, F_UNPINNED,
+	  "cond signal to timed waiter, outside critical section",
+	  "100.7 µs (Marovich; HP 835)", SYNC_COND " pthread_cond_timedwait", m_cond_timed_out },
+	{ "cond_timed_in", GROUP, U_NS, F_UNPINNED,
+	  "cond signal to timed waiter, inside critical section",
+	  "155.5 µs (Marovich; HP 835)", SYNC_COND " pthread_cond_timedwait", m_cond_timed_in },
+	{ "sem", GROUP, U_NS, F_UNPINNED, "semaphore synchronisation (V, then P returns in the other)",
+	  "55 µs (Mueller; SPARC IPX); LynxOS 75 µs (SPARC IPX); SunOS 158 µs (SPARC 1+)",
+	  "sem_wait sem_post", m_sem },
+};
+
+BENCH_FAMILY(fam_sync, rows);

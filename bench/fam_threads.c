@@ -1,0 +1,132 @@
+/*
+ * fam_threads.c — the "Threads" rows: pthread_once, pthread_self, yield
+ * (alone and with a partner), create, create + join.
+ *
+ * Each row is a timed metric (harness.h): it performs n operations and
+ * returns the nanoseconds its loop took; partners are created and joined
+ * outside the timed part.  Invariant: a partner thread is waited for with
+ * wait_until (a sched_yield loop) or a join, never a plain spin.
+ */
+#define _GNU_SOURCE
+#include "harness.h"
+
+#define GROUP "Threads"
+
+static void *noop(void *a) { return a; }
+
+static pthread_once_t once_ctl = PTHREAD_ONCE_INIT;
+static void once_init(void) {}
+
+static BENCH_ALIGNED int64_t m_once(uint64_t n)
+{
+	pthread_once(&once_ctl, once_init);
+	int64_t t0 = now_ns();
+	for (uint64_t i = 0; i < n; i++) {
+		int e = pthread_once(&once_ctl, once_init);
+		KEEP(e);
+	}
+	return now_ns() - t0;
+}
+
+/* glibc declares pthread_self const: call it through an opaque pointer so
+ * that every iteration really calls it. */
+static pthread_t (*volatile self_fn)(void) = pthread_self;
+
+static BENCH_ALIGNED int64_t m_self(uint64_t n)
+{
+	pthread_t (*f)(void) = self_fn;
+	int64_t t0 = now_ns();
+	for (uint64_t i = 0; i < n; i++) {
+		pthread_t t = f();
+		KEEP(t);
+	}
+	return now_ns() - t0;
+}
+
+static BENCH_ALIGNED int64_t m_yield_idle(uint64_t n)
+{
+	int64_t t0 = now_ns();
+	for (uint64_t i = 0; i < n; i++)
+		sched_yield();
+	return now_ns() - t0;
+}
+
+struct yield_pair {
+	uint64_t n;
+	int ready;
+};
+
+static BENCH_ALIGNED void *yield_partner(void *p)
+{
+	struct yield_pair *y = p;
+	store(&y->ready, 1);
+	for (uint64_t i = 0; i < y->n; i++)
+		sched_yield();
+	return NULL;
+}
+
+/* Two threads yield to each other: n yields in all, one switch each. */
+static BENCH_ALIGNED int64_t m_yield_busy(uint64_t n)
+{
+	struct yield_pair y = { .n = n / 2 + 1 };
+	pthread_t t = spawn(yield_partner, &y);
+	wait_until(&y.ready, 1);
+	int64_t t0 = now_ns();
+	for (uint64_t i = 0; i < n / 2; i++)
+		sched_yield();
+	int64_t dt = now_ns() - t0;
+	join(t);
+	return n >= 2 ? dt * (int64_t)n / (int64_t)(n / 2 * 2) : dt;
+}
+
+/* Creation alone, in batches small enough to stay in NPTL's stack cache
+ * for most threads; the batch is joined outside the timed part. */
+#define CREATE_BATCH 16
+
+static BENCH_ALIGNED int64_t m_create(uint64_t n)
+{
+	pthread_t t[CREATE_BATCH];
+	int64_t total = 0;
+	for (uint64_t done = 0; done < n;) {
+		unsigned b = n - done < CREATE_BATCH ? (unsigned)(n - done) : CREATE_BATCH;
+		int64_t t0 = now_ns();
+		for (unsigned i = 0; i < b; i++)
+			t[i] = spawn(noop, NULL);
+		total += now_ns() - t0;
+		for (unsigned i = 0; i < b; i++)
+			join(t[i]);
+		done += b;
+	}
+	return total;
+}
+
+static BENCH_ALIGNED int64_t m_create_join(uint64_t n)
+{
+	int64_t t0 = now_ns();
+	for (uint64_t i = 0; i < n; i++)
+		join(spawn(noop, NULL));
+	return now_ns() - t0;
+}
+
+/* ------------------------------------------------------------------ */
+/* The rows                                                            */
+
+static const struct metric rows[] = {
+	{ "once", GROUP, U_NS, 0, "pthread_once, already done", "-", NULL, m_once },
+	{ "self", GROUP, U_NS, 0, "pthread_self",
+	  "0.79 µs th_self (Small & Seltzer; 486DX2-66)", NULL, m_self },
+	{ "yield_idle", GROUP, U_NS, 0, "yield, not busy (no other thread ready)",
+	  "2.19 µs (Marovich; HP 9000/835); 4.0 µs (HP 9000/370)", NULL, m_yield_idle },
+	{ "yield_busy", GROUP, U_NS, F_UNPINNED, "yield, busy (two threads; per switch)",
+	  "22.2 µs (Marovich; HP 835); 37 µs (Mueller; SPARC IPX); 7.8 µs (Small & Seltzer; 486); "
+	  "5 µs (Xthreads; iPSC860); peers: Go 1 P 132 ns; GNU Pth 2.1 µs",
+	  NULL, m_yield_busy },
+	{ "create", GROUP, U_NS, 0, "create, no switch",
+	  "12 µs (Mueller; SPARC IPX); SunOS 56 µs (SPARC 1+)", NULL, m_create },
+	{ "create_join", GROUP, U_NS, F_UNPINNED, "create + join",
+	  "13 µs create+exit (Xthreads; iPSC860); 102.8 µs fork (Small & Seltzer; 486); "
+	  "peer: State Threads 230 ns",
+	  NULL, m_create_join },
+};
+
+BENCH_FAMILY(fam_threads, rows);
