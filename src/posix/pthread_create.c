@@ -7,6 +7,7 @@
  * creator goes on.
  */
 #include "attr.h"
+#include "../runtime/lifecycle.h"
 
 #include <string.h>
 #include <sys/single_threaded.h>
@@ -50,7 +51,7 @@ EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr,
 	if (unlikely(__libc_single_threaded))
 		__libc_single_threaded = 0;
 	struct ut *t;
-	int e = __weft_ut_spawn(&how, &t);
+	int e = __weft_ut_spawn_inline(&how, &t);
 	if (e)
 		return e;
 	*th = __weft_handle(t);

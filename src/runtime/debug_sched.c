@@ -98,6 +98,7 @@ bool __weft_sched_debug_parse(const char *v)
 	} else {
 		return false;
 	}
+	vp->debug_pick = vp->sched_debug >= SD_RANDOM;
 	snprintf(policy_text, sizeof policy_text, "%s", v);
 	return true;
 }
@@ -348,6 +349,7 @@ void __weft_sched_debug_init(void)
 			t->fd = fd;
 			t->len = 0;
 			__weft_proc.trace = t;
+			vp->trace_on = 1;
 		}
 	}
 	if (vp->sched_debug == SD_PCT)

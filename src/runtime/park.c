@@ -85,12 +85,13 @@ static int park_while_parked(int64_t deadline, struct weft_lock *release)
 	}
 }
 
-int __weft_park_release(struct waitq *q, int64_t deadline, enum wait_kind kind, void *obj,
-			struct weft_lock *release)
+static inline __attribute__((always_inline)) int park(struct waitq *q, int64_t deadline,
+						       enum wait_kind kind, void *obj,
+						       struct weft_lock *release)
 {
 	struct vp *vp = __weft_vp();
 	struct ut *self = vp->cur;
-	if (unlikely(self->state != UT_RUNNING))
+	if (unlikely(vp->noswitch_set) && self->state != UT_RUNNING)
 		return park_while_parked(deadline, release);
 	if (deadline >= 0) {
 		if (deadline <= __weft_now()) {
@@ -122,9 +123,15 @@ int __weft_park_release(struct waitq *q, int64_t deadline, enum wait_kind kind, 
 	return self->wake;
 }
 
+int __weft_park_release(struct waitq *q, int64_t deadline, enum wait_kind kind, void *obj,
+			struct weft_lock *release)
+{
+	return park(q, deadline, kind, obj, release);
+}
+
 int __weft_park(struct waitq *q, int64_t deadline, enum wait_kind kind, void *obj)
 {
-	return __weft_park_release(q, deadline, kind, obj, NULL);
+	return park(q, deadline, kind, obj, NULL);
 }
 
 int __weft_park_cancellable(struct waitq *q, int64_t deadline, enum wait_kind kind, void *obj)

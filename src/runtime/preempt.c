@@ -526,10 +526,10 @@ void __weft_preempt_idle(void)
 void __weft_preempt_deadline(int64_t deadline)
 {
 	struct vp *vp = __weft_vp();
-	if (vp->tick_mode == TICK_OFF || deadline >= tick_due(__weft_now()))
+	if (vp->tick_mode == TICK_OFF)
 		return;
 	int hp = __weft_highest_ready(vp);
-	if (hp < 0 || hp >= (int)vp->cur->prio)
+	if (hp < 0 || hp >= (int)vp->cur->prio || deadline >= tick_due(__weft_now()))
 		return;
 	tick_set((uint64_t)deadline, vp->tick_mode == TICK_PERIODIC ? slice_ns : 0, true);
 }

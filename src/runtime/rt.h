@@ -237,6 +237,21 @@ struct vp {
 					   * only after the PC test said "unprotected" */
 	struct ut *exiting;               /* exited UT whose stack awaits release */
 	uint64_t ready_bits[2];           /* bit p set iff rq[p] non-empty */
+	/* What a switch must look at beyond the plain queues, in one load:
+	 * noswitch_set mirrors noswitch.sp != 0 (written with it, by the
+	 * dispatcher; cleared by the mainline when stale); debug_pick says a
+	 * debug scheduler chooses within a level, trace_on that WEFT_TRACE
+	 * records switches (both start-up); tp_on that some UT carries a
+	 * thread pointer of its own (the TLS seam; set once, never cleared). */
+	union {
+		struct {
+			volatile uint8_t noswitch_set;
+			uint8_t debug_pick;
+			uint8_t trace_on;
+			uint8_t tp_on;
+		};
+		volatile uint32_t switch_care;
+	};
 	struct ut *rq[WEFT_NPRIO];        /* circular lists, head = next to run */
 	uint32_t nready;
 	struct timer_heap timers;
@@ -397,8 +412,8 @@ int __weft_ut_spawn(const struct ut_spawn *how, struct ut **out) HIDDEN;
 void __weft_ut_exit(void *retval) HIDDEN __attribute__((noreturn));
 /* Free the slot of an exited UT (a join collected it, or detach after exit). */
 void __weft_ut_reap(struct ut *t) HIDDEN;
-/* Switch-in work of a UT that runs for the first time (lifecycle.c). */
-void __weft_ut_first_run(struct ut *t) HIDDEN;
+/* The entry of every new UT (sched.c): switch-in work, epilogue, start. */
+void __weft_ut_main(void *t) HIDDEN __attribute__((noreturn));
 
 /* ---- scheduler (sched.c) ---- */
 /* Make t READY at the tail of its priority; no switch. */
@@ -407,8 +422,23 @@ void __weft_ready(struct ut *t) HIDDEN;
  * better UT runs (POSIX: a preempted thread heads its list). */
 void __weft_preempt_check(void) HIDDEN;
 /* Yield: cur to the tail of its level if a UT of equal or higher priority
- * is ready.  Returns at once otherwise. */
-void __weft_yield(void) HIDDEN;
+ * is ready.  Returns at once otherwise (inline: no call when nothing is
+ * ready and no timer is due). */
+void __weft_yield_slow(void) HIDDEN;
+/* The part after timers have run: give way to level p (>= cur's). */
+void __weft_yield_level(struct vp *vp, int p) HIDDEN;
+static inline int __weft_highest_ready(const struct vp *vp);
+static inline void __weft_yield(void)
+{
+	struct vp *vp = __weft_vp();
+	if (unlikely(vp->timers.n != 0)) {
+		__weft_yield_slow();
+		return;
+	}
+	int p = __weft_highest_ready(vp);
+	if (p >= (int)vp->cur->prio)
+		__weft_yield_level(vp, p);
+}
 /* Run `t` next if it is READY and not of lower priority than cur; cur goes
  * to the tail of its level.  0, EAGAIN (t not ready), EPERM (lower prio). */
 int __weft_yield_to(struct ut *t) HIDDEN;
@@ -420,8 +450,6 @@ void __weft_schedule(void) HIDDEN;
 void __weft_set_sched(struct ut *t, int policy, int prio, bool setprio) HIDDEN;
 /* Rotate cur behind the other UTs of its priority (RR slice expiry). */
 void __weft_rotate(void) HIDDEN;
-/* Switch-in bookkeeping (errno, the exiting UT's stack). */
-void __weft_switched_in(struct vp *vp) HIDDEN;
 static inline int __weft_highest_ready(const struct vp *vp)
 {
 	if (vp->ready_bits[1])
@@ -557,7 +585,7 @@ static inline bool __weft_noswitch_at(const struct vp *vp, uintptr_t sp)
 bool __weft_noswitch_slow(struct vp *vp) HIDDEN;
 static inline bool __weft_noswitch(struct vp *vp)
 {
-	return unlikely(vp->noswitch.sp != 0) && __weft_noswitch_slow(vp);
+	return unlikely(vp->noswitch_set) && __weft_noswitch_slow(vp);
 }
 /* A program handler over protected code leaves by longjmp to `sp`. */
 void __weft_noswitch_leave(uintptr_t sp) HIDDEN;

@@ -87,7 +87,7 @@ void __weft_ready(struct ut *t) { rq_link(__weft_vp(), t, false); }
 /* The one choice: which UT of the (non-empty) top level p runs next. */
 static inline struct ut *choose(struct vp *vp, int p)
 {
-	if (unlikely(vp->sched_debug >= SD_RANDOM))
+	if (unlikely(vp->debug_pick))
 		return __weft_debug_pick(vp, p);
 	return vp->rq[p];
 }
@@ -108,7 +108,18 @@ static inline void switched_in(struct vp *vp)
 	}
 }
 
-void __weft_switched_in(struct vp *vp) { switched_in(vp); }
+/* The first code of every new UT (its switch frame returns here): the
+ * switch-in bookkeeping its creator's switch_to would have done, the
+ * epilogue (deferred work reaches a new UT before its start routine, as it
+ * would reach a returning Weft call), then the start routine. */
+void __weft_ut_main(void *p)
+{
+	struct ut *t = p;
+	struct vp *vp = __weft_vp();
+	switched_in(vp);
+	__weft_epilogue(EXIT_OTHER);
+	__weft_ut_exit(t->start(t->arg));
+}
 
 static void canary_dead(struct ut *t)
 {
@@ -131,12 +142,14 @@ static inline void switch_to(struct vp *vp, struct ut *next)
 	vp->cur = next;
 	vp->cur_since = vp->async.ticks;
 	vp->stat.switches++;
-	if (unlikely(__weft_proc.trace != NULL))
-		__weft_trace_switch(prev, next);
-	/* The thread-pointer slot: a UT with TLS of its own carries its own
-	 * thread pointer; UTs without share the kernel thread's (NULL). */
-	if (unlikely(next->tp != prev->tp))
-		__weft_arch_tp_set(next->tp ? next->tp : vp->tp0);
+	if (unlikely(vp->switch_care)) {
+		if (vp->trace_on)
+			__weft_trace_switch(prev, next);
+		/* The thread-pointer slot: a UT with TLS of its own carries its
+		 * own thread pointer; UTs without share the kernel thread's. */
+		if (vp->tp_on && next->tp != prev->tp)
+			__weft_arch_tp_set(next->tp ? next->tp : vp->tp0);
+	}
 	san_leave(prev, next);
 	__weft_switch(&prev->sp, next->sp);
 	switched_in(vp);
@@ -246,7 +259,7 @@ static void schedule_noswitch(struct vp *vp)
 void __weft_schedule(void)
 {
 	struct vp *vp = __weft_vp();
-	if (unlikely(__weft_noswitch(vp))) {
+	if (unlikely(vp->switch_care) && __weft_noswitch(vp)) {
 		schedule_noswitch(vp);
 		return;
 	}
@@ -254,7 +267,9 @@ void __weft_schedule(void)
 	int p = __weft_highest_ready(vp);
 	if (p < 0)
 		p = idle(vp);
-	struct ut *next = choose(vp, p);
+	struct ut *next = vp->rq[p];
+	if (unlikely(vp->switch_care))
+		next = choose(vp, p);
 	rq_unlink(vp, next);
 	if (next == vp->cur) {          /* woke itself while idling */
 		WEFT_STATE(next, UT_RUNNING);
@@ -272,15 +287,24 @@ static bool declined(struct vp *vp)
 	return true;
 }
 
-void __weft_yield(void)
+void __weft_yield_slow(void)
 {
 	struct vp *vp = __weft_vp();
-	struct ut *cur = vp->cur;
 	run_due_timers(vp);
 	int p = __weft_highest_ready(vp);
-	if (p < (int)cur->prio || declined(vp))
-		return;
-	struct ut *next = choose(vp, p);
+	if (p >= (int)vp->cur->prio)
+		__weft_yield_level(vp, p);
+}
+
+void __weft_yield_level(struct vp *vp, int p)
+{
+	struct ut *cur = vp->cur;
+	struct ut *next = vp->rq[p];
+	if (unlikely(vp->switch_care)) {
+		if (declined(vp))
+			return;
+		next = choose(vp, p);
+	}
 	if (next->q_next == next && p == (int)cur->prio) {
 		/* the one other ready UT of our level: trade places, leaving
 		 * the bitmap and the ready count as they are */

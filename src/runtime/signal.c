@@ -122,6 +122,7 @@ static struct vp_noswitch noswitch_enter(struct vp *vp)
 		vp->noswitch.lo = stack_floor(vp->cur, here);
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 		vp->noswitch.sp = here;
+		vp->noswitch_set = 1;
 	}
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	return saved;
@@ -133,6 +134,7 @@ static void noswitch_exit(struct vp *vp, const struct vp_noswitch *saved)
 	vp->noswitch.sp = saved->sp;
 	vp->noswitch.lo = saved->lo;
 	vp->noswitch.ut = saved->ut;
+	vp->noswitch_set = saved->sp != 0;
 }
 
 bool __weft_noswitch_slow(struct vp *vp)
@@ -141,14 +143,17 @@ bool __weft_noswitch_slow(struct vp *vp)
 	if (__weft_noswitch_at(vp, sp))
 		return true;
 	vp->noswitch.sp = 0;          /* its handler left by longjmp */
+	vp->noswitch_set = 0;
 	return false;
 }
 
 void __weft_noswitch_leave(uintptr_t sp)
 {
 	struct vp *vp = __weft_vp();
-	if (vp->noswitch.sp && vp->noswitch.ut == vp->cur && sp >= vp->noswitch.sp)
+	if (vp->noswitch.sp && vp->noswitch.ut == vp->cur && sp >= vp->noswitch.sp) {
 		vp->noswitch.sp = 0;
+		vp->noswitch_set = 0;
+	}
 }
 
 /* ---- masks ----------------------------------------------------------------

@@ -1,0 +1,72 @@
+/*
+ * lifecycle.h — making a UT, inline for pthread_create.
+ *
+ * The runtime owns how a UT is made (lifecycle.c says why it is made this
+ * way); this header holds that code so that the one hot caller,
+ * pthread_create, gets it without a call and without building the request
+ * in memory.  Everyone else calls __weft_ut_spawn.
+ */
+#ifndef WEFT_LIFECYCLE_H
+#define WEFT_LIFECYCLE_H
+
+#include "rt.h"
+#include "../arch/arch.h"
+
+#include <string.h>
+
+static inline int __weft_take_stack(struct ut *t, const struct ut_spawn *how)
+{
+	if (how->stackaddr) {
+		t->stack.lo = how->stackaddr;
+		t->stack.hi = (char *)how->stackaddr + how->stacksize;
+		t->stack.kind = STACK_USER;
+		t->stack.guard = 0;
+		return 0;
+	}
+	return __weft_stack_get(&t->stack, how->stacksize, how->guardsize);
+}
+
+static inline __attribute__((always_inline)) int __weft_ut_spawn_inline(const struct ut_spawn *how,
+								      struct ut **out)
+{
+	struct vp *vp = __weft_vp();
+	struct ut *self = vp->cur;
+	if (__weft_timer_reserve(__weft_proc.live + 1) != 0)
+		return EAGAIN;
+	struct ut *t = __weft_ut_alloc();
+	if (!t)
+		return EAGAIN;
+	/* Out of memory for a stack: UTs that have exited but not yet been
+	 * switched away from, or ready ones about to exit, give stacks back
+	 * once they run, so let them run and try once more (as the kernel
+	 * reaps exited threads in the background for NPTL). */
+	int e = __weft_take_stack(t, how);
+	if (e == EAGAIN && vp->nready) {
+		__weft_yield();
+		e = __weft_take_stack(t, how);
+	}
+	if (e) {
+		__weft_ut_free(t);
+		return e;
+	}
+	t->start = how->start;
+	t->arg = how->arg;
+	t->id = __weft_proc.next_id++;
+	t->detached = how->detached;
+	t->explicit_sched = how->explicit_sched;
+	t->policy = (uint8_t)how->policy;
+	t->prio = t->base_prio = (uint8_t)how->prio;
+	memcpy(t->name, self->name, sizeof t->name);  /* as clone() copies comm */
+	t->sp = __weft_arch_frame(t->stack.hi, __weft_ut_main, t);
+	*out = t;
+	__weft_proc.live++;
+	vp->stat.created++;
+	if (unlikely(vp->sched_debug || __weft_proc.trace))
+		__weft_debug_created(self, t);
+	__weft_ready(t);
+	if (t->prio > self->prio)
+		__weft_preempt_check();
+	return 0;
+}
+
+#endif
