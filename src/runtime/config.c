@@ -49,7 +49,7 @@ void __weft_warn(const char *fmt, ...)
 	if ((size_t)n > sizeof line - 2)
 		n = (int)sizeof line - 2;
 	line[n++] = '\n';
-	ssize_t w = write(STDERR_FILENO, line, (size_t)n);
+	long w = __weft_kwrite(STDERR_FILENO, line, (size_t)n);
 	(void)w;
 }
 

@@ -110,7 +110,7 @@ static void trace_flush(void)
 	struct trace_buf *t = __weft_proc.trace;
 	size_t off = 0;
 	while (off < t->len) {
-		ssize_t w = write(t->fd, t->buf + off, t->len - off);
+		long w = __weft_kwrite(t->fd, t->buf + off, t->len - off);
 		if (w <= 0)
 			break;
 		off += (size_t)w;
@@ -254,7 +254,7 @@ static void say(const char *fmt, ...)
 		return;
 	if ((size_t)n >= sizeof line)
 		n = sizeof line - 1;
-	ssize_t w = write(2, line, (size_t)n);
+	long w = __weft_kwrite(2, line, (size_t)n);
 	(void)w;
 }
 
@@ -344,7 +344,7 @@ void __weft_sched_debug_init(void)
 			say("weft: WEFT_TRACE=%s cannot be written; no trace\n", path);
 			free(t);
 			if (fd >= 0)
-				close(fd);
+				__weft_kclose(fd);
 		} else {
 			t->fd = fd;
 			t->len = 0;

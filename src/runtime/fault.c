@@ -32,7 +32,7 @@ static struct sigaction prev_segv, prev_bus;
 static void write_all(const char *s, size_t n)
 {
 	while (n) {
-		ssize_t w = write(2, s, n);
+		long w = __weft_kwrite(2, s, n);
 		if (w <= 0)
 			return;
 		s += w;

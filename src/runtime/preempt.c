@@ -159,16 +159,16 @@ static void add_program_plt(struct range_table *t)
 			base = m->l_addr;
 			break;
 		}
-	if (pread(fd, &eh, sizeof eh, 0) == (ssize_t)sizeof eh && eh.e_shentsize == sizeof(ElfW(Shdr)) &&
+	if (__weft_kpread(fd, &eh, sizeof eh, 0) == (long)sizeof eh && eh.e_shentsize == sizeof(ElfW(Shdr)) &&
 	    eh.e_shnum < 512) {
 		ElfW(Shdr) sh[512];
 		size_t len = (size_t)eh.e_shnum * sizeof sh[0];
 		ElfW(Shdr) strsec;
-		if (pread(fd, sh, len, (off_t)eh.e_shoff) == (ssize_t)len && eh.e_shstrndx < eh.e_shnum) {
+		if (__weft_kpread(fd, sh, len, (long)eh.e_shoff) == (long)len && eh.e_shstrndx < eh.e_shnum) {
 			strsec = sh[eh.e_shstrndx];
 			char names[4096];
 			size_t nlen = strsec.sh_size < sizeof names - 1 ? strsec.sh_size : sizeof names - 1;
-			if (pread(fd, names, nlen, (off_t)strsec.sh_offset) == (ssize_t)nlen) {
+			if (__weft_kpread(fd, names, nlen, (long)strsec.sh_offset) == (long)nlen) {
 				names[nlen] = 0;
 				for (int i = 0; i < eh.e_shnum; i++) {
 					if (sh[i].sh_name >= nlen)
@@ -181,7 +181,7 @@ static void add_program_plt(struct range_table *t)
 			}
 		}
 	}
-	close(fd);
+	__weft_kclose(fd);
 }
 
 static void add_text(struct range_table *t, const struct dl_phdr_info *info)

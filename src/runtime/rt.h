@@ -655,6 +655,16 @@ static inline void __weft_testcancel(void)
  * condition wait relocks its mutex) and acts on it. */
 int __weft_park_cancellable(struct waitq *q, int64_t deadline, enum wait_kind kind, void *obj) HIDDEN;
 
+/* ---- the runtime's own file I/O (vp.c) ----
+ * read, write, close and pread are the io layer's wrapped calls, which may
+ * park the caller and run the epilogue; the runtime calls no exported Weft
+ * name, so its warnings, traces, reports and /proc reads go straight to the
+ * kernel.  -errno on failure. */
+long __weft_kread(int fd, void *buf, size_t n) HIDDEN;
+long __weft_kpread(int fd, void *buf, size_t n, long off) HIDDEN;
+long __weft_kwrite(int fd, const void *buf, size_t n) HIDDEN;
+long __weft_kclose(int fd) HIDDEN;
+
 /* ---- fatal errors (fault.c) ---- */
 void __weft_fault_init(void) HIDDEN;
 void __weft_die(const char *fmt, ...) HIDDEN __attribute__((noreturn, format(printf, 1, 2)));

@@ -19,12 +19,33 @@
 #include <sched.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 struct weft_proc __weft_proc;
 struct vp __weft_vps[1];
 bool __weft_started;
 extern void *__libc_stack_end;
+
+long __weft_kread(int fd, void *buf, size_t n)
+{
+	return __weft_raw_syscall6(SYS_read, fd, (long)buf, (long)n, 0, 0, 0);
+}
+
+long __weft_kpread(int fd, void *buf, size_t n, long off)
+{
+	return __weft_raw_syscall6(SYS_pread64, fd, (long)buf, (long)n, off, 0, 0);
+}
+
+long __weft_kwrite(int fd, const void *buf, size_t n)
+{
+	return __weft_raw_syscall6(SYS_write, fd, (long)buf, (long)n, 0, 0, 0);
+}
+
+long __weft_kclose(int fd)
+{
+	return __weft_raw_syscall6(SYS_close, fd, 0, 0, 0, 0, 0);
+}
 
 static void main_stack(struct ut_stack *s)
 {
@@ -44,8 +65,8 @@ static void main_name(char name[16])
 	int fd = open("/proc/self/comm", O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return;
-	ssize_t n = read(fd, name, 15);
-	close(fd);
+	long n = __weft_kread(fd, name, 15);
+	__weft_kclose(fd);
 	if (n <= 0)
 		return;
 	name[n] = 0;
