@@ -655,6 +655,33 @@ static inline void __weft_testcancel(void)
  * condition wait relocks its mutex) and acts on it. */
 int __weft_park_cancellable(struct waitq *q, int64_t deadline, enum wait_kind kind, void *obj) HIDDEN;
 
+/* ---- the poller: where the idle VP waits (sched.c calls; the io layer implements) ----
+ * The idle loop in sched.c is the one place the process sleeps in the
+ * kernel.  Until the io layer has a UT waiting on a descriptor it sleeps
+ * there as before (clock_nanosleep to the nearest deadline, or pause);
+ * from then on the io layer has set __weft_poller, and whenever waiting()
+ * is true the sleep is the poller's wait (src/io/poller.h has the whole
+ * contract).  Both are called on the mainline, from the idle loop only,
+ * with no UT ready:
+ *   waiting(vp)  some UT waits on the poller: with no timer either, the VP
+ *                is not deadlocked but waits in the poller for ever.
+ *   wait(vp, deadline)  sleep until a descriptor some UT waits on is
+ *                ready, a signal arrives or CLOCK_MONOTONIC reaches
+ *                `deadline` (the nearest timer; -1: none), unparking (no
+ *                switch) exactly the UTs whose descriptors became ready.
+ *                Runs with vp->idle set.  A poller that keeps a poll
+ *                quantum of its own in the timer heap (a VP that never
+ *                idles must still poll) drops it first, so it may sleep
+ *                past a `deadline` that was its own.  True when a signal
+ *                cut the wait short.
+ * __weft_poller is written once, by the mainline, before the first UT
+ * parks on the poller; NULL until then. */
+struct weft_poller {
+	bool (*waiting)(struct vp *vp);
+	bool (*wait)(struct vp *vp, int64_t deadline);
+};
+extern const struct weft_poller *__weft_poller HIDDEN;
+
 /* ---- the runtime's own file I/O (vp.c) ----
  * read, write, close and pread are the io layer's wrapped calls, which may
  * park the caller and run the epilogue; the runtime calls no exported Weft

@@ -187,8 +187,13 @@ static inline void idle_end(struct vp *vp)
 	vp->idle = 0;
 }
 
-/* Nothing is ready: let time pass until a timer makes something ready.
- * This is the only place the process sleeps in the kernel (M:1). */
+/* The io layer's poller, once a UT has waited on a descriptor (rt.h). */
+const struct weft_poller *__weft_poller;
+
+/* Nothing is ready: let time pass until a timer or a descriptor makes
+ * something ready.  This is the only place the process sleeps in the
+ * kernel (M:1): in the poller while UTs wait on descriptors, else in a
+ * plain sleep. */
 static int idle(struct vp *vp)
 {
 	for (;;) {
@@ -198,6 +203,17 @@ static int idle(struct vp *vp)
 		__weft_preempt_idle();
 		if (vp->signals) {
 			__weft_signals_deliver(vp);
+			continue;
+		}
+		const struct weft_poller *poller = __weft_poller;
+		if (poller && poller->waiting(vp)) {
+			vp->stat.idle_sleeps++;
+			idle_begin(vp);
+			bool interrupted = poller->wait(vp, __weft_timers_pending(vp) ? __weft_timers_next(vp) : -1);
+			idle_end(vp);
+			if (interrupted)
+				after_kernel_wait(vp);
+			__weft_timers_run(__weft_now());
 			continue;
 		}
 		if (!__weft_timers_pending(vp)) {
