@@ -28,6 +28,15 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <linux/futex.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/epoll.h>
+#include <sys/ioctl.h>
+#include <sys/select.h>
+#include <sys/sendfile.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
 
 /* Calls that run the epilogue: each must be measured below. */
 static const char *switching[] = {
@@ -47,6 +56,19 @@ static const char *switching[] = {
 	"sched_yield", "pthread_yield", "pthread_setschedparam", "pthread_setschedprio",
 	"nanosleep", "clock_nanosleep", "usleep", "sleep", "pause", "syscall",
 	"pthread_kill", "pthread_sigqueue",
+	/* the io layer (src/io) */
+	"close", "__close", "close_range", "closefrom", "dup", "dup2", "__dup2", "dup3",
+	"fcntl", "fcntl64", "__fcntl", "ioctl", "socket", "socketpair", "pipe", "__pipe", "pipe2",
+	"read", "__read", "__read_chk", "readv", "write", "__write", "writev",
+	"pread", "pread64", "__pread64", "__pread_chk", "__pread64_chk", "pwrite", "pwrite64",
+	"__pwrite64", "preadv", "preadv64", "pwritev", "pwritev64", "preadv2", "preadv64v2",
+	"pwritev2", "pwritev64v2",
+	"recv", "__recv_chk", "recvfrom", "__recvfrom_chk", "recvmsg", "recvmmsg", "send", "__send",
+	"sendto", "sendmsg", "sendmmsg", "accept", "accept4", "connect", "__connect",
+	"poll", "__poll", "__poll_chk", "ppoll", "__ppoll_chk", "select", "__select", "pselect",
+	"epoll_wait", "epoll_pwait", "epoll_pwait2",
+	"wait", "__wait", "waitpid", "__waitpid", "wait3", "wait4", "waitid",
+	"sendfile", "sendfile64", "splice", "tee",
 	NULL,
 };
 
@@ -90,7 +112,7 @@ static const char *exempt[] = {
 	"sigaction", "__sigaction", "signal", "bsd_signal", "sysv_signal", "__sysv_signal",
 	"sigset", "siginterrupt", "longjmp", "_longjmp", "siglongjmp", "__longjmp_chk",
 	"weft_version", "weft_stats_get", "weft_thread_stats_get", "weft_timeslice_get",
-	"weft_timeslice_set", "weft_ras_register",
+	"weft_timeslice_set", "weft_ras_register", "setsockopt",
 	NULL,
 };
 
@@ -132,6 +154,7 @@ static pthread_cond_t c = PTHREAD_COND_INITIALIZER;
 static sem_t cmd;
 static volatile int partner_job;
 static volatile sig_atomic_t got_usr1;
+static int wake_pipe[2];
 
 static void on_usr1(int sig) { (void)sig; got_usr1 = 1; }
 
@@ -151,6 +174,10 @@ static void *partner(void *arg)
 		case 2:
 			kill(getpid(), SIGUSR1);
 			break;
+		case 3:
+			if (write(wake_pipe[1], "w", 1) != 1)
+				abort();
+			break;
 		default:
 			return arg;
 		}
@@ -169,6 +196,188 @@ static pthread_t zombie(void)
 }
 
 static void once_init(void) {}
+
+/* glibc's other names for the same calls, which no header declares */
+extern ssize_t __read(int, void *, size_t);
+extern ssize_t __write(int, const void *, size_t);
+extern ssize_t __read_chk(int, void *, size_t, size_t);
+extern ssize_t __pread64(int, void *, size_t, off_t);
+extern ssize_t __pwrite64(int, const void *, size_t, off_t);
+extern ssize_t __pread_chk(int, void *, size_t, off_t, size_t);
+extern ssize_t __pread64_chk(int, void *, size_t, off_t, size_t);
+extern ssize_t __recv_chk(int, void *, size_t, size_t, int);
+extern ssize_t __recvfrom_chk(int, void *, size_t, size_t, int, struct sockaddr *, socklen_t *);
+extern ssize_t __send(int, const void *, size_t, int);
+extern int __connect(int, const struct sockaddr *, socklen_t);
+extern int __poll(struct pollfd *, nfds_t, int);
+extern int __poll_chk(struct pollfd *, nfds_t, int, size_t);
+extern int __ppoll_chk(struct pollfd *, nfds_t, const struct timespec *, const sigset_t *, size_t);
+extern int __select(int, fd_set *, fd_set *, fd_set *, struct timeval *);
+extern int __close(int);
+extern int __dup2(int, int);
+extern int __fcntl(int, int, ...);
+extern int __pipe(int[2]);
+extern pid_t __wait(int *);
+extern pid_t __waitpid(pid_t, int *, int);
+extern int fcntl64(int, int, ...);
+extern ssize_t preadv64(int, const struct iovec *, int, off_t);
+extern ssize_t pwritev64(int, const struct iovec *, int, off_t);
+extern ssize_t preadv64v2(int, const struct iovec *, int, off_t, int);
+extern ssize_t pwritev64v2(int, const struct iovec *, int, off_t, int);
+extern ssize_t sendfile64(int, int, off_t *, size_t);
+
+static pid_t exited_child(void)
+{
+	pid_t pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0)
+		_exit(0);
+	return pid;
+}
+
+/* The io layer: each call completes at once except the one read that waits
+ * for the partner to write. */
+static void run_io_calls(void)
+{
+	char b[64];
+	int p[2], q[2], sv[2];
+	struct iovec v = { b, 1 };
+	ONE("pipe", pipe(p));
+	ONE("__pipe", __pipe(q));
+	close(q[0]);
+	close(q[1]);
+	ONE("pipe2", pipe2(q, O_CLOEXEC));
+	ONE("write", write(p[1], "abcdefghijklmnopqrstuvwxyz", 26));
+	ONE("__write", __write(p[1], "ab", 2));
+	ONE("writev", writev(p[1], &v, 1));
+	ONE("read", read(p[0], b, 1));
+	ONE("__read", __read(p[0], b, 1));
+	ONE("__read_chk", __read_chk(p[0], b, 1, sizeof b));
+	ONE("readv", readv(p[0], &v, 1));
+	wake_pipe[0] = p[0];
+	wake_pipe[1] = p[1];
+	while (read(p[0], b, sizeof b) == sizeof b)
+		;
+	partner_job = 3;
+	sem_post(&cmd);
+	ONE("read", read(p[0], b, 1));          /* waits for the partner's write */
+	ONE("pread", pread(p[0], b, 1, 0));      /* ESPIPE, at once */
+	ONE("pread64", pread64(p[0], b, 1, 0));
+	ONE("__pread64", __pread64(p[0], b, 1, 0));
+	ONE("__pread_chk", __pread_chk(p[0], b, 1, 0, sizeof b));
+	ONE("__pread64_chk", __pread64_chk(p[0], b, 1, 0, sizeof b));
+	ONE("pwrite", pwrite(p[1], b, 1, 0));
+	ONE("pwrite64", pwrite64(p[1], b, 1, 0));
+	ONE("__pwrite64", __pwrite64(p[1], b, 1, 0));
+	ONE("preadv", preadv(p[0], &v, 1, 0));
+	ONE("preadv64", preadv64(p[0], &v, 1, 0));
+	ONE("pwritev", pwritev(p[1], &v, 1, 0));
+	ONE("pwritev64", pwritev64(p[1], &v, 1, 0));
+	ONE("pwritev2", pwritev2(p[1], &v, 1, -1, 0));
+	ONE("pwritev64v2", pwritev64v2(p[1], &v, 1, -1, 0));
+	ONE("preadv2", preadv2(p[0], &v, 1, -1, 0));
+	ONE("preadv64v2", preadv64v2(p[0], &v, 1, -1, 0));
+	struct pollfd pf = { p[0], POLLIN, 0 };
+	struct timespec zero = { 0, 0 };
+	ONE("poll", poll(&pf, 1, 0));
+	ONE("__poll", __poll(&pf, 1, 0));
+	ONE("__poll_chk", __poll_chk(&pf, 1, 0, sizeof pf));
+	ONE("ppoll", ppoll(&pf, 1, &zero, NULL));
+	ONE("__ppoll_chk", __ppoll_chk(&pf, 1, &zero, NULL, sizeof pf));
+	fd_set rs;
+	struct timeval tz = { 0, 0 };
+	FD_ZERO(&rs);
+	FD_SET(p[0], &rs);
+	ONE("select", select(p[0] + 1, &rs, NULL, NULL, &tz));
+	ONE("__select", __select(p[0] + 1, &rs, NULL, NULL, &tz));
+	ONE("pselect", pselect(p[0] + 1, &rs, NULL, NULL, &zero, NULL));
+	int ep = epoll_create1(EPOLL_CLOEXEC);
+	struct epoll_event ev = { .events = EPOLLIN }, out;
+	epoll_ctl(ep, EPOLL_CTL_ADD, p[0], &ev);
+	ONE("epoll_wait", epoll_wait(ep, &out, 1, 0));
+	ONE("epoll_pwait", epoll_pwait(ep, &out, 1, 0, NULL));
+	ONE("epoll_pwait2", epoll_pwait2(ep, &out, 1, &zero, NULL));
+	close(ep);
+	int d;
+	ONE("dup", d = dup(p[0]));
+	ONE("dup2", dup2(p[0], d));
+	ONE("__dup2", __dup2(p[0], d));
+	ONE("dup3", dup3(p[0], d, O_CLOEXEC));
+	ONE("fcntl", fcntl(d, F_GETFL));
+	ONE("fcntl64", fcntl64(d, F_GETFL));
+	ONE("__fcntl", __fcntl(d, F_GETFL));
+	int nb = 0;
+	ONE("ioctl", ioctl(d, FIONBIO, &nb));
+	ONE("close", close(d));
+	d = dup(p[0]);
+	ONE("__close", __close(d));
+	d = dup(p[0]);
+	ONE("close_range", close_range((unsigned)d, (unsigned)d, 0));
+	ONE("tee", tee(p[0], q[1], 1, SPLICE_F_NONBLOCK));
+	ONE("splice", splice(p[0], NULL, q[1], NULL, 1, SPLICE_F_NONBLOCK));
+
+	ONE("socketpair", socketpair(AF_UNIX, SOCK_STREAM, 0, sv));
+	ONE("send", send(sv[0], "abcdefgh", 8, 0));
+	ONE("__send", __send(sv[0], "abcdefgh", 8, 0));
+	ONE("sendto", sendto(sv[0], "abcdefgh", 8, 0, NULL, 0));
+	struct msghdr m = { .msg_iov = &v, .msg_iovlen = 1 };
+	ONE("sendmsg", sendmsg(sv[0], &m, 0));
+	struct mmsghdr mm = { .msg_hdr = m };
+	ONE("sendmmsg", sendmmsg(sv[0], &mm, 1, 0));
+	ONE("recv", recv(sv[1], b, 1, 0));
+	ONE("__recv_chk", __recv_chk(sv[1], b, 1, sizeof b, 0));
+	ONE("recvfrom", recvfrom(sv[1], b, 1, 0, NULL, NULL));
+	ONE("__recvfrom_chk", __recvfrom_chk(sv[1], b, 1, sizeof b, 0, NULL, NULL));
+	ONE("recvmsg", recvmsg(sv[1], &m, 0));
+	ONE("recvmmsg", recvmmsg(sv[1], &mm, 1, 0, NULL));
+	int tf = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+	off_t off = 0;
+	ONE("sendfile", sendfile(sv[0], tf, &off, 10));
+	ONE("sendfile64", sendfile64(sv[0], tf, &off, 10));
+	close(tf);
+	close(sv[0]);
+	close(sv[1]);
+
+	int l;
+	ONE("socket", l = socket(AF_INET, SOCK_STREAM, 0));
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t alen = sizeof a;
+	CHECK_OK(bind(l, (struct sockaddr *)&a, sizeof a));
+	CHECK_OK(listen(l, 4));
+	CHECK_OK(getsockname(l, (struct sockaddr *)&a, &alen));
+	int c1 = socket(AF_INET, SOCK_STREAM, 0), c2 = socket(AF_INET, SOCK_STREAM, 0);
+	ONE("connect", connect(c1, (struct sockaddr *)&a, sizeof a));
+	ONE("__connect", __connect(c2, (struct sockaddr *)&a, sizeof a));
+	int a1, a2;
+	ONE("accept", a1 = accept(l, NULL, NULL));
+	ONE("accept4", a2 = accept4(l, NULL, NULL, SOCK_CLOEXEC));
+	close(a1);
+	close(a2);
+	close(c1);
+	close(c2);
+	close(l);
+
+	int st;
+	siginfo_t si;
+	pid_t kid = exited_child();
+	ONE("waitpid", waitpid(kid, &st, 0));
+	kid = exited_child();
+	ONE("__waitpid", __waitpid(kid, &st, 0));
+	kid = exited_child();
+	ONE("wait", wait(&st));
+	kid = exited_child();
+	ONE("__wait", __wait(&st));
+	kid = exited_child();
+	ONE("wait3", wait3(&st, 0, NULL));
+	kid = exited_child();
+	ONE("wait4", wait4(kid, &st, 0, NULL));
+	kid = exited_child();
+	ONE("waitid", waitid(P_PID, (id_t)kid, &si, WEXITED));
+	ONE("closefrom", (closefrom(q[1]), 0));   /* q[1] is the highest of the program's own */
+	close(p[0]);
+	close(p[1]);
+	close(q[0]);
+}
 
 static void run_calls(void)
 {
@@ -282,6 +491,7 @@ static void run_calls(void)
 	ONE("syscall", syscall(SYS_futex, &word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0));
 	ONE("pthread_kill", pthread_kill(self, 0));
 	ONE("pthread_sigqueue", pthread_sigqueue(self, 0, (union sigval){ 0 }));
+	run_io_calls();
 }
 
 /* Every name libweft.so exports, from its dynamic symbol table. */

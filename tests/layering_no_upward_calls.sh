@@ -4,7 +4,10 @@
 # preemption trampoline's target (the runtime hands it the interrupted UT,
 # as a switch hands a new UT its entry function); the
 # runtime calls nothing in sync or posix except through the hook table
-# __weft_hooks; sync calls nothing in posix.  Checked on the compiled
+# __weft_hooks; sync calls nothing in posix; io (the wrapped blocking
+# calls and the poller) calls only the runtime and arch, and nothing below
+# it calls io — which also keeps the runtime off the exported read, write
+# and close that io defines.  Checked on the compiled
 # objects: every undefined symbol of a layer's objects that another layer
 # defines must belong to a layer below it.
 #   layering_no_upward_calls.sh OBJECT_DIR   (CMakeFiles/weft_objects.dir/src)
@@ -17,6 +20,7 @@ defs arch >/tmp/layer.$$.arch
 defs runtime >/tmp/layer.$$.runtime
 defs sync >/tmp/layer.$$.sync
 defs posix >/tmp/layer.$$.posix
+defs io >/tmp/layer.$$.io
 fail=0
 check() {   # LAYER ALLOWED_EXCEPTION UPPER_LAYERS...
 	layer=$1 allowed=$2
@@ -29,8 +33,10 @@ check() {   # LAYER ALLOWED_EXCEPTION UPPER_LAYERS...
 		fi
 	done
 }
-check arch '__weft_preempt_trampoline_body' runtime sync posix
-check runtime '__weft_hooks' sync posix
-check sync '__weft_hooks' posix
+check arch '__weft_preempt_trampoline_body' runtime sync posix io
+check runtime '__weft_hooks' sync posix io
+check sync '__weft_hooks' posix io
+check posix '' io
+check io '__weft_hooks' sync posix
 rm -f /tmp/layer.$$.*
 exit $fail

@@ -1,0 +1,254 @@
+/*
+ * child.c — wait, waitpid, wait3, wait4, waitid (and __wait, __waitpid):
+ * waiting for a child parks only the caller.
+ *
+ * A child's end is a descriptor event: a pidfd becomes readable when its
+ * process exits.  So each call first asks the kernel with WNOHANG (one
+ * system call when a child is already done); if nothing is, it opens a
+ * pidfd for the child it waits for — or for each child of the VP's kernel
+ * thread, read from /proc/thread-self/children, when it waits for any
+ * child or a process group — and parks on them, then asks again.  Stops
+ * and continues (WUNTRACED, WCONTINUED) make no pidfd event, and a child
+ * forked meanwhile by posix_spawn has no pidfd in the set: those waits also
+ * look again at growing intervals (10 ms to 200 ms); a fork() by another UT
+ * wakes them at once.  Cancellation points; a signal handler run for the
+ * waiting UT makes it look once more, then EINTR unless SA_RESTART.
+ */
+#include "io.h"
+
+#include <fcntl.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+
+#define MAX_PIDFDS 32
+#define LOOK_MIN_NS 10000000ll
+#define LOOK_MAX_NS 200000000ll
+
+#ifndef P_PIDFD
+#define P_PIDFD 3
+#endif
+
+/* UTs waiting for "any child": a fork wakes them. */
+static struct io_waiter *any_waiters[64];
+static unsigned n_any;
+
+void __weft_io_children_changed(void)
+{
+	for (unsigned i = 0; i < n_any; i++) {
+		struct ut *t = any_waiters[i]->ut;
+		if (t && t->state == UT_BLOCKED)
+			__weft_unpark_nopreempt(t, 0);
+	}
+}
+
+static int pidfd_for(pid_t pid)
+{
+	long fd = io_sys2(SYS_pidfd_open, pid, 0);
+	if (fd < 0)
+		return -1;
+	int h = __weft_io_hide_fd((int)fd);
+	if (h >= 0) {
+		io_sys1(SYS_close, fd);
+		fd = h;
+	}
+	__weft_io_fd_born((int)fd, K_NOWAIT, false, false);
+	return (int)fd;
+}
+
+static void pidfd_drop(int fd)
+{
+	__weft_io_fd_closing(fd);
+	io_sys1(SYS_close, fd);
+}
+
+/* pidfds for the children of this kernel thread; how many. */
+static int children_pidfds(int *fds, bool *all)
+{
+	long d = io_sys4(SYS_openat, AT_FDCWD, "/proc/thread-self/children", O_RDONLY | O_CLOEXEC, 0);
+	*all = false;
+	if (d < 0)
+		return 0;
+	char buf[4096];
+	long n = io_sys3(SYS_read, d, buf, sizeof buf - 1);
+	io_sys1(SYS_close, d);
+	if (n < 0)
+		return 0;
+	buf[n] = 0;
+	int k = 0;
+	*all = n < (long)sizeof buf - 1;
+	for (char *p = buf; *p && k < MAX_PIDFDS;) {
+		while (*p == ' ' || *p == '\n')
+			p++;
+		if (!*p)
+			break;
+		long pid = 0;
+		while (*p >= '0' && *p <= '9')
+			pid = pid * 10 + (*p++ - '0');
+		int fd = pidfd_for((pid_t)pid);
+		if (fd >= 0)
+			fds[k++] = fd;
+		else
+			*all = false;
+	}
+	if (k == MAX_PIDFDS)
+		*all = false;
+	return k;
+}
+
+/* Park until a child may have changed state (or a signal: *signo). */
+static enum io_wake wait_children(idtype_t type, id_t id, int options, int64_t *look, int *signo)
+{
+	int fds[MAX_PIDFDS];
+	int k = 0;
+	bool all = false;
+	if (type == P_PID) {
+		int fd = pidfd_for((pid_t)id);
+		if (fd >= 0) {
+			fds[k++] = fd;
+			all = true;
+		}
+	} else if (type == P_PIDFD) {
+		struct io_fd *f = __weft_io_fd((int)id);
+		all = f != NULL;
+	} else {
+		k = children_pidfds(fds, &all);
+	}
+	struct io_rec recs[MAX_PIDFDS];
+	unsigned n = 0;
+	if (type == P_PIDFD) {
+		recs[n].fd = (int)id;
+		recs[n++].dir = IO_IN;
+	}
+	for (int i = 0; i < k; i++) {
+		recs[n].fd = fds[i];
+		recs[n++].dir = IO_IN;
+	}
+	struct io_waiter w;
+	memset(&w, 0, sizeof w);
+	w.recs = recs;
+	w.nrecs = n;
+	w.cancel_point = 1;
+	w.deadline = -1;
+	if (!all || (options & (WUNTRACED | WCONTINUED))) {
+		w.deadline = __weft_now() + *look;
+		*look = *look * 2 > LOOK_MAX_NS ? LOOK_MAX_NS : *look * 2;
+	}
+	bool any = type != P_PID && type != P_PIDFD && n_any < 64;
+	if (any)
+		any_waiters[n_any++] = &w;
+	w.ut = __weft_self();
+	enum io_wake how = __weft_io_wait(&w);
+	if (any)
+		for (unsigned i = 0; i < n_any; i++)
+			if (any_waiters[i] == &w) {
+				any_waiters[i] = any_waiters[--n_any];
+				break;
+			}
+	for (int i = 0; i < k; i++)
+		pidfd_drop(fds[i]);
+	*signo = w.signo;
+	return how == IO_TIMEDOUT ? IO_WOKEN : how;
+}
+
+static long do_wait4(pid_t pid, int *status, int options, struct rusage *ru)
+{
+	__weft_io_testcancel();
+	if (options & WNOHANG)
+		return io_sys4(SYS_wait4, pid, status, options, ru);
+	idtype_t type = pid > 0 ? P_PID : P_ALL;
+	int64_t look = LOOK_MIN_NS;
+	for (;;) {
+		long r = io_sys4(SYS_wait4, pid, status, options | WNOHANG, ru);
+		if (r != 0)
+			return r;
+		if (__weft_io_must_block())
+			return io_sys4(SYS_wait4, pid, status, options, ru);
+		int signo = 0;
+		enum io_wake how = wait_children(type, (id_t)pid, options, &look, &signo);
+		if (how == IO_SIGNALED) {
+			r = io_sys4(SYS_wait4, pid, status, options | WNOHANG, ru);
+			if (r != 0)
+				return r;
+			if (!__weft_io_restart(signo))
+				return -EINTR;
+		}
+	}
+}
+
+EXPORT pid_t wait4(pid_t pid, int *status, int options, struct rusage *ru)
+{
+	if (!__weft_io_on_vp())
+		return (pid_t)io_ret(io_sys4(SYS_wait4, pid, status, options, ru));
+	WEFT_CALL();
+	return (pid_t)io_ret(do_wait4(pid, status, options, ru));
+}
+
+EXPORT pid_t waitpid(pid_t pid, int *status, int options)
+{
+	if (!__weft_io_on_vp())
+		return (pid_t)io_ret(io_sys4(SYS_wait4, pid, status, options, 0));
+	WEFT_CALL();
+	return (pid_t)io_ret(do_wait4(pid, status, options, NULL));
+}
+
+EXPORT pid_t __waitpid(pid_t pid, int *status, int options) IO_ALIAS(waitpid);
+
+EXPORT pid_t wait(int *status)
+{
+	if (!__weft_io_on_vp())
+		return (pid_t)io_ret(io_sys4(SYS_wait4, -1, status, 0, 0));
+	WEFT_CALL();
+	return (pid_t)io_ret(do_wait4(-1, status, 0, NULL));
+}
+
+EXPORT pid_t __wait(int *status) IO_ALIAS(wait);
+
+EXPORT pid_t wait3(int *status, int options, struct rusage *ru)
+{
+	if (!__weft_io_on_vp())
+		return (pid_t)io_ret(io_sys4(SYS_wait4, -1, status, options, ru));
+	WEFT_CALL();
+	return (pid_t)io_ret(do_wait4(-1, status, options, ru));
+}
+
+static long do_waitid(idtype_t type, id_t id, siginfo_t *info, int options)
+{
+	__weft_io_testcancel();
+	if (options & WNOHANG)
+		return io_sys5(SYS_waitid, type, id, info, options, 0);
+	int64_t look = LOOK_MIN_NS;
+	for (;;) {
+		siginfo_t si;
+		memset(&si, 0, sizeof si);
+		long r = io_sys5(SYS_waitid, type, id, &si, options | WNOHANG, 0);
+		if (r != 0 || si.si_pid != 0) {
+			if (info && r == 0)
+				*info = si;
+			return r;
+		}
+		if (__weft_io_must_block())
+			return io_sys5(SYS_waitid, type, id, info, options, 0);
+		int signo = 0;
+		enum io_wake how = wait_children(type, id, options, &look, &signo);
+		if (how == IO_SIGNALED) {
+			memset(&si, 0, sizeof si);
+			r = io_sys5(SYS_waitid, type, id, &si, options | WNOHANG, 0);
+			if (r != 0 || si.si_pid != 0) {
+				if (info && r == 0)
+					*info = si;
+				return r;
+			}
+			if (!__weft_io_restart(signo))
+				return -EINTR;
+		}
+	}
+}
+
+EXPORT int waitid(idtype_t type, id_t id, siginfo_t *info, int options)
+{
+	if (!__weft_io_on_vp())
+		return (int)io_ret(io_sys5(SYS_waitid, type, id, info, options, 0));
+	WEFT_CALL();
+	return (int)io_ret(do_waitid(type, id, info, options));
+}

@@ -1,0 +1,435 @@
+/*
+ * poller.c — the poller: the epoll backend, the idle hook, the poll
+ * quantum, and which parked UT a caught signal is for.
+ *
+ * Owns: the epoll descriptor, the list of parked waiters (oldest first),
+ * the waiter holding the poll quantum, and the count of program signals
+ * already looked at.  poller.h is the contract; this file keeps it:
+ *
+ *   - Each descriptor is armed once (EPOLLIN|EPOLLOUT|EPOLLRDHUP|EPOLLPRI,
+ *     edge-triggered), the first time a call on it would block, with
+ *     (gen << 32 | fd) as its cookie; disarmed before the program closes it.
+ *     An edge is never missed: a UT parks on a direction only after a call
+ *     on it, made after arming, found it not ready, and M:1 runs no
+ *     epoll_wait between that call and the park.
+ *   - The VP sleeps here (runtime/sched.c's idle loop calls wait_idle) with
+ *     the nearest deadline as the timeout, and a batch of events unparks the
+ *     UTs they concern (wait.c decides whom).
+ *   - A VP that never idles (a UT computing while others wait for input)
+ *     still polls: the oldest parked waiter holds a poll quantum, a timer of
+ *     IO_POLL_QUANTUM_NS; when it fires that UT runs, polls without
+ *     sleeping (__weft_io_poll_now), and waits again.  The quantum moves to
+ *     the next waiter when its holder leaves, is dropped while the VP sleeps
+ *     here and given back when it wakes.  So readiness is seen within a
+ *     quantum (plus a tick) whatever runs, as Go's sysmon polls every 10 ms.
+ *   - Signals.  Weft's own tick never ends a wait: only a program signal
+ *     the dispatcher caught (vp->async.caught moved) does.  Which parked UT
+ *     it interrupts follows what Linux does for a signal sent to the process:
+ *     the kernel gives it to the main thread if that thread does not block
+ *     it, so: a UT in ppoll/pselect/epoll_pwait whose mask lets through a
+ *     signal the thread blocks (only it could take that signal); else main
+ *     (UT 1), if it waits here; else, when main has exited, the UT that has
+ *     waited longest.  A UT that is running when the handler runs is the one
+ *     that took the signal, and nobody's wait ends.  The UT decides itself
+ *     between EINTR and a restart (SA_RESTART, wait.c).  pthread_kill to one
+ *     UT cannot be told apart from a signal to the process until signals are
+ *     per UT (the signals issue).
+ */
+#include "io.h"
+#include "poller.h"
+
+#include <fcntl.h>
+#include <pthread.h>
+#include <string.h>
+#include <sys/epoll.h>
+
+#define EVENTS_MAX 256
+
+static int kfd = -1;
+static bool have_pwait2 = true;
+static struct epoll_event events[EVENTS_MAX];
+static struct io_waiter *waiters;         /* circular, oldest first */
+static unsigned nwaiters, nmasked;
+static struct io_waiter *holder;          /* has the poll quantum */
+static uint64_t caught_seen;
+static bool atfork_set;
+
+/* ---- the epoll backend --------------------------------------------------- */
+
+int __weft_io_backend_open(void)
+{
+	long k = io_sys1(SYS_epoll_create1, EPOLL_CLOEXEC);
+	if (k < 0)
+		return (int)k;
+	int hidden = __weft_io_hide_fd((int)k);
+	if (hidden >= 0) {
+		io_sys1(SYS_close, k);
+		k = hidden;
+	}
+	return (int)k;
+}
+
+int __weft_io_backend_arm(int k, int fd, uint64_t cookie)
+{
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLPRI | EPOLLET,
+				  .data.u64 = cookie };
+	long r = io_sys4(SYS_epoll_ctl, k, EPOLL_CTL_ADD, fd, &ev);
+	if (r == -EEXIST)                         /* the same file under a stale cookie */
+		r = io_sys4(SYS_epoll_ctl, k, EPOLL_CTL_MOD, fd, &ev);
+	return (int)r;
+}
+
+int __weft_io_backend_disarm(int k, int fd)
+{
+	struct epoll_event ev = { 0 };
+	return (int)io_sys4(SYS_epoll_ctl, k, EPOLL_CTL_DEL, fd, &ev);
+}
+
+static uint32_t io_events(uint32_t e)
+{
+	uint32_t r = 0;
+	if (e & (EPOLLIN | EPOLLPRI | EPOLLRDNORM | EPOLLRDBAND))
+		r |= IO_EV_IN;
+	if (e & (EPOLLOUT | EPOLLWRNORM | EPOLLWRBAND))
+		r |= IO_EV_OUT;
+	if (e & (EPOLLHUP | EPOLLERR | EPOLLRDHUP))
+		r |= IO_EV_HUP;
+	if (e & (EPOLLHUP | EPOLLERR))
+		r |= IO_EV_OUT;
+	return r;
+}
+
+int __weft_io_backend_wait(int k, int64_t timeout_ns, const sigset_t *mask,
+			   void (*ready)(uint64_t cookie, uint32_t io_events))
+{
+	long n;
+	if (have_pwait2) {
+		struct timespec ts, *tp = NULL;
+		if (timeout_ns >= 0) {
+			ts.tv_sec = timeout_ns / 1000000000;
+			ts.tv_nsec = timeout_ns % 1000000000;
+			tp = &ts;
+		}
+		n = io_sys6(SYS_epoll_pwait2, k, events, EVENTS_MAX, tp, mask, 8);
+		if (n == -ENOSYS)
+			have_pwait2 = false;
+	}
+	if (!have_pwait2) {
+		long ms = timeout_ns < 0 ? -1 : (timeout_ns + 999999) / 1000000;
+		if (ms > INT32_MAX)
+			ms = INT32_MAX;
+		n = io_sys6(SYS_epoll_pwait, k, events, EVENTS_MAX, ms, mask, 8);
+	}
+	if (n < 0)
+		return (int)n;
+	for (long i = 0; i < n; i++)
+		ready(events[i].data.u64, io_events(events[i].events));
+	return (int)n;
+}
+
+/* ---- registration -------------------------------------------------------- */
+
+static void on_ready(uint64_t cookie, uint32_t ev)
+{
+	__weft_io_event((int)(uint32_t)cookie, (uint32_t)(cookie >> 32), ev);
+}
+
+static bool waiting(struct vp *vp);
+static bool wait_idle(struct vp *vp, int64_t deadline);
+static const struct weft_poller epoll_poller = { waiting, wait_idle };
+
+static void after_fork_child(void)
+{
+	/* the epoll instance is shared with the parent: make our own */
+	if (kfd >= 0) {
+		io_sys1(SYS_close, kfd);
+		kfd = __weft_io_backend_open();
+	}
+	waiters = NULL;
+	nwaiters = nmasked = 0;
+	holder = NULL;
+	__weft_io_fd_after_fork();
+}
+
+static void after_fork_parent(void)
+{
+	__weft_io_children_changed();
+}
+
+static int poller_open(void)
+{
+	if (kfd >= 0)
+		return 0;
+	kfd = __weft_io_backend_open();
+	if (kfd < 0)
+		return kfd;
+	caught_seen = __weft_vp()->async.caught;
+	if (!atfork_set) {
+		atfork_set = true;
+		pthread_atfork(NULL, after_fork_parent, after_fork_child);
+	}
+	__weft_poller = &epoll_poller;
+	return 0;
+}
+
+int __weft_io_poller_fd(void) { return kfd; }
+
+void __weft_io_poller_move(int fd)
+{
+	if (fd != kfd)
+		return;
+	long d = io_sys3(SYS_fcntl, kfd, F_DUPFD_CLOEXEC, fd + 1);
+	if (d >= 0) {
+		io_sys1(SYS_close, kfd);
+		kfd = (int)d;
+	}
+}
+
+int __weft_io_register(int fd, struct io_fd *f)
+{
+	if (f->flags & F_REGISTERED)
+		return 0;
+	if (f->flags & F_UNPOLLABLE)
+		return -EPERM;
+	int r = poller_open();
+	if (r < 0)
+		return r;
+	r = __weft_io_backend_arm(kfd, fd, (uint64_t)f->gen << 32 | (uint32_t)fd);
+	if (r == -EPERM)
+		f->flags |= F_UNPOLLABLE;
+	if (r < 0)
+		return r;
+	f->flags |= F_REGISTERED;
+	f->ready = IO_READY_IN | IO_READY_OUT;    /* not known yet: try before waiting */
+	return 0;
+}
+
+void __weft_io_unregister(int fd, struct io_fd *f)
+{
+	if (kfd >= 0)
+		__weft_io_backend_disarm(kfd, fd);
+	f->flags &= (uint8_t)~F_REGISTERED;
+}
+
+/* ---- parked waiters and the poll quantum ------------------------------- */
+
+/* The oldest waiter still parked (a woken one stays on the list until it
+ * runs), or NULL. */
+static struct io_waiter *oldest_parked(void)
+{
+	struct io_waiter *w = waiters;
+	if (!w)
+		return NULL;
+	do {
+		if (w->ut->state == UT_BLOCKED)
+			return w;
+		w = w->next;
+	} while (w != waiters);
+	return NULL;
+}
+
+/* Give the quantum to w (parked, or about to park with w->own_until). */
+static void quantum_give(struct io_waiter *w, bool parked)
+{
+	if (!w)
+		return;
+	int64_t at = __weft_now() + IO_POLL_QUANTUM_NS;
+	holder = w;
+	w->quantum = 1;
+	w->quantum_at = at;
+	if (!parked)
+		return;                           /* __weft_io_wait parks with it */
+	struct ut *t = w->ut;
+	if (t->tindex && t->deadline <= at)
+		return;                           /* its own timer comes first anyway */
+	if (t->tindex)
+		__weft_timer_del(t);
+	__weft_timer_add(t, at);
+}
+
+/* Take the quantum back from its (parked) holder: its own timer again. */
+static void quantum_drop(void)
+{
+	struct io_waiter *w = holder;
+	holder = NULL;
+	if (!w)
+		return;
+	w->quantum = 0;
+	struct ut *t = w->ut;
+	if (t->state != UT_BLOCKED || !t->tindex || t->deadline != w->quantum_at)
+		return;                           /* woken, or parked on its own timer */
+	__weft_timer_del(t);
+	if (w->own_until >= 0)
+		__weft_timer_add(t, w->own_until);
+}
+
+void __weft_io_waiter_add(struct io_waiter *w)
+{
+	if (!waiters) {
+		w->next = w->prev = w;
+		waiters = w;
+	} else {
+		w->next = waiters;
+		w->prev = waiters->prev;
+		waiters->prev->next = w;
+		waiters->prev = w;
+	}
+	nwaiters++;
+	if (w->mask)
+		nmasked++;
+	if (!holder)
+		quantum_give(w, false);
+}
+
+void __weft_io_waiter_del(struct io_waiter *w)
+{
+	if (w->next == w) {
+		waiters = NULL;
+	} else {
+		w->prev->next = w->next;
+		w->next->prev = w->prev;
+		if (waiters == w)
+			waiters = w->next;
+	}
+	w->next = w->prev = NULL;
+	nwaiters--;
+	if (w->mask)
+		nmasked--;
+	if (holder == w) {
+		holder = NULL;
+		quantum_give(oldest_parked(), true);
+	}
+}
+
+/* ---- signals --------------------------------------------------------- */
+
+static bool blocks(const sigset_t *m, int s) { return sigismember(m, s) == 1; }
+
+/* The signal mask to sleep with: the thread's, less whatever a ppoll,
+ * pselect or epoll_pwait caller's own mask lets through (that caller would
+ * take it), keeping signals deferred and not yet delivered blocked.  NULL
+ * when no such caller waits. */
+static const sigset_t *sleep_mask(struct vp *vp, sigset_t *m)
+{
+	if (!nmasked)
+		return NULL;
+	if (io_sys4(SYS_rt_sigprocmask, SIG_BLOCK, NULL, m, 8) != 0)
+		return NULL;
+	struct io_waiter *w = waiters;
+	do {
+		if (w->mask)
+			for (int s = 1; s < 65; s++)
+				if (!blocks(w->mask, s))
+					sigdelset(m, s);
+		w = w->next;
+	} while (w != waiters);
+	uint64_t pend = vp->deferred.pending;
+	for (int s = 1; s < 65; s++)
+		if (pend & (1ull << (s - 1)))
+			sigaddset(m, s);
+	return m;
+}
+
+static struct ut *main_ut;
+
+static void find_main(struct ut *t, void *ctx)
+{
+	(void)ctx;
+	if (t->id == 1)
+		main_ut = t;
+}
+
+static bool alive(const struct ut *t)
+{
+	return t && t->id == 1 && t->state != UT_FREE && t->state != UT_ZOMBIE && t->state != UT_EXITING;
+}
+
+static void interrupt(struct io_waiter *w, int signo)
+{
+	w->signo = signo;
+	if (w->ut->state == UT_BLOCKED)
+		__weft_unpark_nopreempt(w->ut, EINTR);
+}
+
+void __weft_io_signal_check(struct vp *vp, uint64_t pending)
+{
+	uint64_t caught = vp->async.caught;
+	if (caught == caught_seen)
+		return;
+	caught_seen = caught;
+	if (!waiters)
+		return;
+	int signo = pending ? __builtin_ctzll(pending) + 1 : 0;
+	struct io_waiter *w = waiters, *oldest = NULL, *mainw = NULL;
+	/* only UTs that were parked when the signal came */
+	sigset_t thread;
+	bool have_thread = nmasked && signo &&
+			   io_sys4(SYS_rt_sigprocmask, SIG_BLOCK, NULL, &thread, 8) == 0;
+	do {
+		if (w->caught != caught && w->ut->state == UT_BLOCKED) {
+			if (w->mask && have_thread) {
+				for (int s = 1; s < 65; s++)
+					if ((pending & (1ull << (s - 1))) && blocks(&thread, s) && !blocks(w->mask, s)) {
+						interrupt(w, s);
+						return;
+					}
+			}
+			if (!oldest)
+				oldest = w;
+			if (w->ut->id == 1)
+				mainw = w;
+		}
+		w = w->next;
+	} while (w != waiters);
+	if (mainw) {
+		interrupt(mainw, signo);
+		return;
+	}
+	if (!alive(main_ut)) {
+		main_ut = NULL;
+		__weft_ut_foreach(find_main, NULL);
+	}
+	if (!alive(main_ut) && oldest)
+		interrupt(oldest, signo);
+}
+
+/* ---- the idle hook and polling while busy -------------------------------- */
+
+static bool waiting(struct vp *vp)
+{
+	(void)vp;
+	return nwaiters != 0;
+}
+
+static bool wait_idle(struct vp *vp, int64_t deadline)
+{
+	if (holder) {
+		quantum_drop();
+		deadline = __weft_timers_pending(vp) ? __weft_timers_next(vp) : -1;
+	}
+	int64_t timeout = -1;
+	if (deadline >= 0) {
+		timeout = deadline - __weft_now();
+		if (timeout < 0)
+			timeout = 0;
+	}
+	sigset_t m;
+	const sigset_t *mask = sleep_mask(vp, &m);
+	int n = __weft_io_backend_wait(kfd, timeout, mask, on_ready);
+	__weft_io_signal_check(vp, vp->deferred.pending);
+	if (!holder)
+		quantum_give(oldest_parked(), true);
+	return n == -EINTR;
+}
+
+void __weft_io_poll_now(void)
+{
+	struct vp *vp = __weft_vp();
+	if (kfd < 0)
+		return;
+	sigset_t m;
+	const sigset_t *mask = sleep_mask(vp, &m);
+	__weft_io_backend_wait(kfd, 0, mask, on_ready);
+	__weft_io_signal_check(vp, vp->deferred.pending);
+	__weft_preempt_check();
+}

@@ -1,0 +1,147 @@
+/*
+ * splice.c — sendfile (and sendfile64), splice, tee: moving data between
+ * descriptors without it passing through the program.
+ *
+ * None has a per-call non-blocking form that covers both ends (splice's
+ * SPLICE_F_NONBLOCK covers only the pipe), so each waits until every end
+ * that can be polled is ready, then makes the ordinary call, with
+ * SPLICE_F_NONBLOCK added for the pipe ends and the length cut to
+ * IO_CHUNK so that a socket end that turns out to have less room than
+ * that blocks the VP only while that much drains.  sendfile, which on a
+ * blocking socket moves the whole count, goes on chunk by chunk until it
+ * has.  A descriptor the program made non-blocking gets the ordinary call.
+ * glibc does not make these cancellation points, and neither does Weft;
+ * a signal handler run for the waiting UT ends them with EINTR (or the
+ * count moved so far), as Linux's own do.
+ */
+#include "io.h"
+
+#include <fcntl.h>
+#include <sys/sendfile.h>
+
+#define IO_CHUNK (64 * 1024)
+
+/* Is fd an end that can block and that the program left blocking? */
+static bool waits(int fd, struct io_fd **fp)
+{
+	struct io_fd *f = __weft_io_fd(fd);
+	*fp = f;
+	return f && f->kind != K_PASS && !(f->flags & F_UNPOLLABLE) && !__weft_io_nonblock(fd, f);
+}
+
+static bool ready(int fd, short ev)
+{
+	struct pollfd p = { fd, ev, 0 };
+	return io_sys3(SYS_poll, &p, 1, 0) != 0;
+}
+
+/* Wait until both ends (where they wait) are ready: IO_WOKEN when they
+ * are, else how the wait ended. */
+static enum io_wake both_ready(int in, bool win, int out, bool wout)
+{
+	for (;;) {
+		struct io_rec recs[2];
+		unsigned n = 0;
+		if (win && !ready(in, POLLIN)) {
+			recs[n].fd = in;
+			recs[n++].dir = IO_IN;
+		}
+		if (wout && !ready(out, POLLOUT)) {
+			recs[n].fd = out;
+			recs[n++].dir = IO_OUT;
+		}
+		if (!n)
+			return IO_WOKEN;
+		if (__weft_io_must_block())
+			return IO_WOKEN;              /* the plain call blocks as a kernel thread's would */
+		struct io_waiter w = { 0 };
+		w.recs = recs;
+		w.nrecs = n;
+		w.deadline = -1;
+		enum io_wake how = __weft_io_wait(&w);
+		if (how != IO_WOKEN)
+			return how;
+	}
+}
+
+static long do_sendfile(int out, int in, off_t *off, size_t count)
+{
+	struct io_fd *fo, *fi;
+	bool wout = waits(out, &fo), win = waits(in, &fi);
+	if (!wout && !win)
+		return io_sys4(SYS_sendfile, out, in, off, count);
+	size_t done = 0;
+	long r = 0;
+	while (done < count) {
+		enum io_wake how = both_ready(in, win, out, wout);
+		if (how != IO_WOKEN) {
+			r = -EINTR;
+			break;
+		}
+		size_t n = count - done < IO_CHUNK ? count - done : IO_CHUNK;
+		r = io_sys4(SYS_sendfile, out, in, off, n);
+		if (r <= 0)
+			break;
+		done += (size_t)r;
+		if ((size_t)r < n && !(fi && fi->kind != K_PASS))
+			break;                        /* end of the file */
+	}
+	return done ? (long)done : r;
+}
+
+EXPORT ssize_t sendfile(int out, int in, off_t *off, size_t count)
+{
+	if (!__weft_io_on_vp())
+		return io_ret(io_sys4(SYS_sendfile, out, in, off, count));
+	WEFT_CALL();
+	return io_ret(do_sendfile(out, in, off, count));
+}
+
+EXPORT ssize_t sendfile64(int out, int in, off_t *off, size_t count) IO_ALIAS(sendfile);
+
+EXPORT ssize_t splice(int in, loff_t *off_in, int out, loff_t *off_out, size_t len, unsigned flags)
+{
+	if (!__weft_io_on_vp())
+		return io_ret(io_sys6(SYS_splice, in, off_in, out, off_out, len, flags));
+	WEFT_CALL();
+	struct io_fd *fo, *fi;
+	bool win = !(flags & SPLICE_F_NONBLOCK) && waits(in, &fi);
+	bool wout = !(flags & SPLICE_F_NONBLOCK) && waits(out, &fo);
+	if (!win && !wout)
+		return io_ret(io_sys6(SYS_splice, in, off_in, out, off_out, len, flags));
+	for (;;) {
+		enum io_wake how = both_ready(in, win, out, wout);
+		if (how != IO_WOKEN)
+			return io_ret(-EINTR);
+		long r = io_sys6(SYS_splice, in, off_in, out, off_out, len < IO_CHUNK ? len : IO_CHUNK,
+				 flags | SPLICE_F_NONBLOCK);
+		if (r != -EAGAIN)
+			return io_ret(r);
+	}
+}
+
+EXPORT ssize_t tee(int in, int out, size_t len, unsigned flags)
+{
+	if (!__weft_io_on_vp())
+		return io_ret(io_sys4(SYS_tee, in, out, len, flags));
+	WEFT_CALL();
+	struct io_fd *fo, *fi;
+	bool win = !(flags & SPLICE_F_NONBLOCK) && waits(in, &fi);
+	bool wout = !(flags & SPLICE_F_NONBLOCK) && waits(out, &fo);
+	if (!win && !wout)
+		return io_ret(io_sys4(SYS_tee, in, out, len, flags));
+	for (;;) {
+		long r = io_sys4(SYS_tee, in, out, len, flags | SPLICE_F_NONBLOCK);
+		if (r != -EAGAIN)
+			return io_ret(r);
+		enum io_wake how = both_ready(in, win, out, wout);
+		if (how != IO_WOKEN)
+			return io_ret(-EINTR);
+		if (!(win && !ready(in, POLLIN)) && !(wout && !ready(out, POLLOUT))) {
+			/* both look ready and tee still says EAGAIN (an empty
+			 * pipe reads as "ready" once its writers are gone): the
+			 * plain call decides */
+			return io_ret(io_sys4(SYS_tee, in, out, len, flags));
+		}
+	}
+}
