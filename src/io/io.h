@@ -205,6 +205,7 @@ struct io_rec {
 	uint32_t gen;                 /* fd's gen when linked */
 	uint8_t dir;                  /* IO_IN / IO_OUT */
 	uint8_t linked;
+	uint32_t tag;                 /* the caller's (poll: the pollfd's index) */
 };
 
 /* How a wait ended (io_wait's result). */

@@ -104,12 +104,13 @@ static void recs_free(struct recs *r)
 		io_sys2(SYS_munmap, r->v, r->mapped);
 }
 
-static void recs_add(struct recs *r, int fd, int dir)
+static void recs_add(struct recs *r, int fd, int dir, uint32_t tag)
 {
 	if (r->n == r->cap || !__weft_io_fd(fd))
 		return;
 	r->v[r->n].fd = fd;
 	r->v[r->n].dir = (uint8_t)dir;
+	r->v[r->n].tag = tag;
 	r->n++;
 }
 
@@ -132,6 +133,25 @@ static long sys_ppoll0(struct pollfd *fds, nfds_t n, const sigset_t *mask)
 {
 	struct timespec ts = zero_ts;
 	return io_sys5(SYS_ppoll, fds, n, &ts, mask, 8);
+}
+
+/* Another UT closed a descriptor this poll waits on: as on Linux the poll
+ * goes on watching the file (now a hidden duplicate, fd.c) and reports it
+ * under the number the program gave. */
+static long poll_moved(struct pollfd *fds, nfds_t n, const struct recs *rs, const sigset_t *mask)
+{
+	long m = io_sys6(SYS_mmap, 0, n * sizeof *fds, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if ((unsigned long)m > -4096ul)
+		return sys_ppoll0(fds, n, mask);
+	struct pollfd *c = (struct pollfd *)m;
+	memcpy(c, fds, n * sizeof *fds);
+	for (unsigned i = 0; i < rs->n; i++)
+		c[rs->v[i].tag].fd = rs->v[i].fd;
+	long r = sys_ppoll0(c, n, mask);
+	for (nfds_t i = 0; i < n; i++)
+		fds[i].revents = c[i].revents;
+	io_sys2(SYS_munmap, m, n * sizeof *fds);
+	return r;
 }
 
 static long do_ppoll(struct pollfd *fds, nfds_t n, int64_t deadline, const sigset_t *mask)
@@ -166,15 +186,19 @@ static long do_ppoll(struct pollfd *fds, nfds_t n, int64_t deadline, const sigse
 		short e = fds[i].events;
 		bool out = e & (POLLOUT | POLLWRNORM | POLLWRBAND);
 		if ((e & ~(POLLOUT | POLLWRNORM | POLLWRBAND)) || !out)
-			recs_add(&rs, fds[i].fd, IO_IN);      /* hang-ups and errors come this way too */
+			recs_add(&rs, fds[i].fd, IO_IN, (uint32_t)i);   /* hang-ups and errors come this way too */
 		if (out)
-			recs_add(&rs, fds[i].fd, IO_OUT);
+			recs_add(&rs, fds[i].fd, IO_OUT, (uint32_t)i);
 	}
 	struct io_waiter w;
 	memset(&w, 0, sizeof w);
+	bool moved = false;
 	for (;;) {
 		enum io_wake how = park_on(&rs, deadline, mask, false, &w);
-		r = sys_ppoll0(fds, n, mask);
+		for (unsigned i = 0; i < rs.n; i++)
+			if (rs.v[i].fd != fds[rs.v[i].tag].fd)
+				moved = true;
+		r = moved ? poll_moved(fds, n, &rs, mask) : sys_ppoll0(fds, n, mask);
 		if (r != 0)
 			break;
 		if (how == IO_TIMEDOUT)
@@ -184,6 +208,10 @@ static long do_ppoll(struct pollfd *fds, nfds_t n, int64_t deadline, const sigse
 			break;
 		}
 	}
+	if (moved)
+		for (unsigned i = 0; i < rs.n; i++)
+			if (rs.v[i].fd != fds[rs.v[i].tag].fd)
+				__weft_io_orphan_done(rs.v[i].fd);
 	recs_free(&rs);
 out:
 	mask_end(&g);
@@ -353,9 +381,9 @@ static long do_pselect(int nfds, fd_set *rd, fd_set *wr, fd_set *ex, int64_t dea
 	for (int fd = 0; fd < nfds; fd++) {
 		bool rdw = in_set((fd_set *)orig, fd) || in_set((fd_set *)(orig + 2 * (b / sizeof *orig)), fd);
 		if (rdw)
-			recs_add(&rs, fd, IO_IN);
+			recs_add(&rs, fd, IO_IN, 0);
 		if (in_set((fd_set *)(orig + (b / sizeof *orig)), fd))
-			recs_add(&rs, fd, IO_OUT);
+			recs_add(&rs, fd, IO_OUT, 0);
 	}
 	struct io_waiter w;
 	memset(&w, 0, sizeof w);
