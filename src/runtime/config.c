@@ -17,6 +17,7 @@
  *   WEFT_NOPREEMPT   more libraries never interrupted (preempt.c)
  *   WEFT_DEADLOCK    report / off: what to do when every UT is blocked
  *   WEFT_TRACE       a file to write the schedule to
+ *   WEFT_TLS         auto / on / off: each UT its own thread-local storage (tls.c)
  *
  * This runs inside __weft_init, possibly before main and before stdio is
  * safe to use from a constructor, so it uses getenv and write(2) only.
@@ -225,6 +226,19 @@ static void read_deadlock(struct weft_config *cfg)
 		__weft_warn("weft: WEFT_DEADLOCK=%s is not report or off; using the default off", v);
 }
 
+/* auto (the default: per-UT TLS once a module other than libc, ld.so and
+ * Weft has TLS), on, off. */
+static void read_tls(struct weft_config *cfg)
+{
+	const char *v = value_of("WEFT_TLS");
+	if (!v || strcmp(v, "auto") == 0)
+		return;
+	if (strcmp(v, "on") == 0 || strcmp(v, "off") == 0)
+		cfg->tls = v;
+	else
+		__weft_warn("weft: WEFT_TLS=%s is not auto, on or off; using the default auto", v);
+}
+
 void __weft_config_init(struct weft_config *cfg)
 {
 	cfg->timeslice_ns = TIMESLICE_DEFAULT_MS * 1000000ull;
@@ -237,5 +251,6 @@ void __weft_config_init(struct weft_config *cfg)
 	read_preempt_signal(cfg);
 	read_deadlock(cfg);
 	cfg->nopreempt = value_of("WEFT_NOPREEMPT");
+	read_tls(cfg);
 	cfg->trace_path = value_of("WEFT_TRACE");
 }

@@ -202,7 +202,7 @@ static void handler_mask(sigset_t *m, const sigset_t *interrupted, const struct 
 
 static bool on_vp_thread(const struct vp *vp)
 {
-	return __weft_started && __weft_raw_syscall6(SYS_gettid, 0, 0, 0, 0, 0, 0) == vp->tid;
+	return __weft_on_vp_thread(vp);
 }
 
 /* Keep sig for the next epilogue.  It stays blocked (the interrupted
