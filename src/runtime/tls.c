@@ -110,6 +110,7 @@ static struct {
 	size_t static_size;              /* glibc's dl_tls_static_size */
 	long rseq_offset;
 	long errno_offset;               /* errno's place relative to the thread pointer */
+	size_t max_modid;                /* highest TLS module id seen (the DTV entries in use) */
 	unsigned nmw;
 	long mw_off[MAX_MALLOC_WORDS];   /* malloc's per-thread words, relative to tp */
 	void *(*allocate_tls)(void *);
@@ -144,6 +145,7 @@ static bool is_runtime_module(const char *name)
 
 struct scan {
 	bool other_tls;                  /* a module other than libc/ld.so/Weft has TLS */
+	size_t max_modid;
 	uintptr_t tp;
 	size_t max_offset;               /* deepest static TLS block below tp */
 	uintptr_t libc_block;            /* libc's block in the calling thread */
@@ -161,6 +163,8 @@ static int scan_module(struct dl_phdr_info *info, size_t size, void *arg)
 		const char *name = info->dlpi_name ? info->dlpi_name : "";
 		if (!is_runtime_module(name) || !name[0])
 			sc->other_tls = true;
+		if (info->dlpi_tls_modid > sc->max_modid)
+			sc->max_modid = info->dlpi_tls_modid;
 		uintptr_t data = (uintptr_t)info->dlpi_tls_data;
 		if (data && data < sc->tp && sc->tp - data <= tls.static_size) {
 			size_t off = sc->tp - data;
@@ -221,12 +225,22 @@ static const char *check_glibc(void)
 
 /* ---- a UT's thread block ------------------------------------------------ */
 
-/* Make `tp` a TCB glibc accepts for a UT of this VP, its stack [lo, hi). */
+/*
+ * Make `tp` a TCB glibc accepts for a UT of this VP, its stack [lo, hi).
+ * glibc reads and writes only a few struct pthread fields through %fs
+ * (the header, tid, cancelhandling, the robust list, stackblock_size, the
+ * rseq area; NPTL's keys and cleanup buffers, which Weft replaces): a TCB
+ * this VP set up for an earlier UT on the same stack is clean apart from
+ * those, so only memory that was not one of ours is cleared whole.
+ */
 static void tcb_fill(char *tp, const struct vp *vp, const char *lo, const char *hi)
 {
 	const struct tcb_header *k = vp->tp0;
-	memset(tp, 0, tls.tcb_size);
 	struct tcb_header *h = (struct tcb_header *)tp;
+	if (h->tcb != tp || h->self != k->self)
+		memset(tp, 0, tls.tcb_size);
+	else
+		memset(tp, 0, sizeof *h);
 	h->tcb = tp;
 	h->self = k->self;                 /* THREAD_SELF: the VP's kernel thread */
 	h->multiple_threads = k->multiple_threads;
@@ -235,6 +249,7 @@ static void tcb_fill(char *tp, const struct vp *vp, const char *lo, const char *
 	h->pointer_guard = k->pointer_guard;
 	h->feature_1 = k->feature_1;
 	*(pid_t *)(tp + TCB_TID) = vp->tid;
+	*(int *)(tp + TCB_CANCELHANDLING) = 0;
 	*(const void **)(tp + TCB_STACKBLOCK) = lo;
 	*(size_t *)(tp + TCB_STACKBLOCK_SIZE) = (size_t)(hi - lo);
 	/* not registered with the kernel: sched_getcpu asks the kernel */
@@ -342,9 +357,12 @@ void __weft_tls_detach(struct ut *self)
 		c->malloc_words[i] = *(uint64_t *)(tp + tls.mw_off[i]);
 	/* blocks __tls_get_addr made for modules loaded with dlopen */
 	dtv_t *dtv = c->dtv = ((struct tcb_header *)tp)->dtv;
-	for (size_t i = 1; i <= dtv[-1].counter; i++) {
-		free(dtv[i].pointer.to_free);
-		dtv[i].pointer.to_free = NULL;
+	size_t used = dtv[-1].counter < tls.max_modid ? dtv[-1].counter : tls.max_modid;
+	for (size_t i = 1; i <= used; i++) {
+		if (dtv[i].pointer.to_free) {
+			free(dtv[i].pointer.to_free);
+			dtv[i].pointer.to_free = NULL;
+		}
 		dtv[i].pointer.val = TLS_DTV_UNALLOCATED;
 	}
 	self->tls = NULL;
@@ -413,6 +431,7 @@ static void turn_on(struct scan *sc)
 {
 	struct vp *vp = __weft_vp();
 	tls.reserve = (sc->max_offset + tls.align - 1) & ~(size_t)(tls.align - 1);
+	tls.max_modid = sc->max_modid;
 	if (sc->libc_block)
 		find_malloc_words(sc->libc_block, sc->libc_size);
 	tls.mode = TLS_PER_UT;
@@ -436,6 +455,8 @@ static void decide(bool at_start)
 		size_t r = (sc.max_offset + tls.align - 1) & ~(size_t)(tls.align - 1);
 		if (r > tls.reserve)
 			tls.reserve = r;
+		if (sc.max_modid > tls.max_modid)
+			tls.max_modid = sc.max_modid;
 		return;
 	}
 	const char *want = __weft_cfg()->tls;
