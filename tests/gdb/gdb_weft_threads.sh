@@ -31,6 +31,19 @@ WEFT_TEST_MODE=live WEFT_TEST_MANIFEST=$d/live.manifest WEFT_TEST_GCORE=$d/gcore
 	fail "live process" "$d/live.out"
 grep -q '^0 failures' "$d/live.out" || fail "live process: no verdict" "$d/live.out"
 
+# A UT's frames hang from the kernel thread's innermost frame, here main
+# itself (gdb unwinds past main only when told); resuming the program
+# drops the view and restores the user's setting.
+"${gdb_batch[@]}" -iex 'set breakpoint pending on' -ex 'handle SIGURG nostop noprint pass' \
+	-ex 'handle SIGALRM stop print nopass' -ex 'break alarm' -ex "run hang >/dev/null" -ex finish \
+	-ex 'weft-thread 3' -ex 'bt' -ex 'continue' -ex 'echo AFTER\n' -ex 'bt' \
+	-ex 'show backtrace past-main' "$bin" >"$d/main.out" 2>&1 || fail "frame 0 in main" "$d/main.out"
+sed -n '/^\[Switching to Weft thread 3 "sleep-00"/,/^AFTER/p' "$d/main.out" | grep -q '^#[0-9]* .* in park_sleep ' ||
+	fail "weft-thread 3 with main as frame 0: no park_sleep frame" "$d/main.out"
+sed -n '/^AFTER/,$p' "$d/main.out" | grep -q '^#0 ' || fail "after continue: no frame 0" "$d/main.out"
+sed -n '/^AFTER/,$p' "$d/main.out" | grep -q 'park_sleep' && fail "after continue: still the UT's frames" "$d/main.out"
+grep -q 'past "main" is off' "$d/main.out" || fail "backtrace past-main not restored" "$d/main.out"
+
 # The core gcore saved from it: the stacks must be in it.
 WEFT_TEST_MODE=gcore-core WEFT_TEST_MANIFEST=$d/live.manifest \
 	"${gdb_batch[@]}" -x "$check" "$bin" "$d/gcore.core" >"$d/gcore.out" 2>&1 ||

@@ -499,14 +499,24 @@ def _thread_key():
     return (t.inferior.num, t.ptid) if t else None
 
 
+_past_main = None   # the user's `backtrace past-main`, while a UT is selected
+
+
+def _set_past_main(on):
+    gdb.execute('set backtrace past-main %s' % ('on' if on else 'off'), to_string=True)
+
+
 def _deselect(*args):
-    global _sel
+    global _sel, _past_main
     if _sel is not None:
         _sel = None
         try:
+            if _past_main is not None:
+                _set_past_main(_past_main)
             gdb.invalidate_cached_frames()
         except gdb.error:
             pass
+        _past_main = None
 
 
 class WeftUnwinder(gdb.unwinder.Unwinder):
@@ -553,22 +563,21 @@ class WeftFrameFilter(object):
 
 
 def _ut_frames(limit=256):
-    """The selected UT's frames, innermost first."""
+    """The selected UT's frames, innermost first: those above the real frame
+    the unwinder claimed (it claims it when gdb first unwinds past it)."""
+    seen = []
     f = gdb.newest_frame()
-    frames = []
-    seen_claim = False
-    while f is not None and len(frames) < limit:
-        if seen_claim:
-            frames.append(f)
-        elif _sel.claimed_level is not None and f.level() == _sel.claimed_level:
-            seen_claim = True
-        if not seen_claim and f.level() > 64:
+    while f is not None and len(seen) < limit:
+        seen.append(f)
+        if _sel.claimed_level is None and f.level() >= 64:
             break
         try:
             f = f.older()
         except gdb.error:
             break
-    return frames
+    if _sel.claimed_level is None:
+        return []
+    return [f for f in seen if f.level() > _sel.claimed_level]
 
 
 def select_ut(rt, u):
@@ -596,6 +605,11 @@ def select_ut(rt, u):
     f0 = gdb.newest_frame()
     sel = _Selection(u, thread, int(f0.read_register('rip')), int(f0.read_register('rsp')),
                      rt.switch_pc())
+    # gdb unwinds no further than main; when the real frame the UT's
+    # frames hang from is main itself, it must.
+    global _past_main
+    _past_main = gdb.parameter('backtrace past-main')
+    _set_past_main(True)
     _sel = sel
     gdb.invalidate_cached_frames()
     frames = _ut_frames()
