@@ -153,6 +153,8 @@ class Runtime(object):
         self.waits = {v: k for k, v in self.wait_names.items()}
         self.text = self._text_range()
         self._switch_pc = None
+        self._types = {}
+        self.names = {}     # UT address -> 'thread N "name"', for one command
 
     def _type(self, name):
         try:
@@ -161,10 +163,12 @@ class Runtime(object):
             return gdb.lookup_type(name)
 
     def type_or_none(self, name):
-        try:
-            return self._type(name)
-        except gdb.error:
-            return None
+        if name not in self._types:
+            try:
+                self._types[name] = self._type(name)
+            except gdb.error:
+                self._types[name] = None
+        return self._types[name]
 
     @staticmethod
     def _why_not_found():
@@ -337,6 +341,7 @@ def runtime(require_started=True):
         _runtime = Runtime()
     if require_started and not _runtime.started():
         raise WeftError("Weft's runtime has not started yet in this process (no thread table)")
+    _runtime.names = {}     # memory may have changed since the last command
     return _runtime
 
 
@@ -370,12 +375,16 @@ def _is_live():
 
 
 def _thread_ref(rt, addr):
-    try:
-        t = gdb.Value(addr).cast(rt.ut_ptr).dereference()
-        name = t['name'].string(length=16).split('\0', 1)[0] if 'name' in rt.fields else ''
-        return 'thread %d "%s"' % (int(t['id']), name)
-    except (gdb.error, gdb.MemoryError):
-        return 'thread at 0x%x' % addr
+    ref = rt.names.get(addr)
+    if ref is None:
+        try:
+            t = gdb.Value(addr).cast(rt.ut_ptr).dereference()
+            name = t['name'].string(length=16).split('\0', 1)[0] if 'name' in rt.fields else ''
+            ref = 'thread %d "%s"' % (int(t['id']), name)
+        except (gdb.error, gdb.MemoryError):
+            ref = 'thread at 0x%x' % addr
+        rt.names[addr] = ref
+    return ref
 
 
 def _obj(rt, type_name, addr):
