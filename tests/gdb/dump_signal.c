@@ -63,8 +63,13 @@ int main(int argc, char **argv)
 	then_exit = strcmp(mode, "exit") == 0;
 	pthread_t t[3];
 	pthread_mutex_lock(&m);
-	for (int i = 0; i < 3; i++)
+	pthread_setname_np(pthread_self(), "main");
+	for (int i = 0; i < 3; i++) {
+		char name[16];
+		snprintf(name, sizeof name, "worker-%d", i + 1);
 		CHECK_OK(pthread_create(&t[i], NULL, blocked_in_lock, NULL));
+		CHECK_OK(pthread_setname_np(t[i], name));
+	}
 	sched_yield();
 	struct sigaction sa;
 	memset(&sa, 0, sizeof sa);

@@ -22,8 +22,8 @@ fail() {
 timeout 20 "$bin" continue >"$d/out" 2>"$d/err" || fail "continue: exited $?"
 grep -q '^continued$' "$d/out" || fail "continue: the program did not go on"
 grep -q '^weft: thread dump on SIGQUIT: 4 threads$' "$d/err" || fail "continue: no header"
-grep -Eq '^weft:   thread 1 "[^"]+" is running$' "$d/err" || fail "continue: main not listed"
-[ "$(grep -Ec '^weft:   thread [234] "[^"]+" waits for mutex 0x[0-9a-f]+ held by thread 1 ' "$d/err")" -eq 3 ] ||
+grep -Eq '^weft:   thread 1 "main" is running$' "$d/err" || fail "continue: main not listed"
+[ "$(grep -Ec '^weft:   thread [234] "worker-[123]" waits for mutex 0x[0-9a-f]+ held by thread 1 "main"$' "$d/err")" -eq 3 ] ||
 	fail "continue: the three blocked UTs not listed"
 [ "$(grep -Ec '^weft:       #1 0x[0-9a-f]+ blocked_in_lock\+0x' "$d/err")" -eq 3 ] ||
 	fail "continue: no backtraces through blocked_in_lock"

@@ -315,10 +315,21 @@ class Runtime(object):
         if addr in running:
             u.vp = running[addr][0]
         elif 'vp' in self.fields:
-            u.vp = None   # a future per-UT VP pointer: resolved on demand
+            u.vp = self._vp_index(self._get(raw, 'vp'))
         else:
-            u.vp = 0
+            u.vp = 0          # M:1: the one VP
         return u
+
+    def _vp_index(self, v):
+        """A UT's own VP field (M:N): a struct vp pointer or an index."""
+        t = self.fields['vp'][2].strip_typedefs()
+        if t.code != gdb.TYPE_CODE_PTR:
+            return v
+        if not v:
+            return None
+        base = int(self.vps_sym.value().address)
+        size = self.vps_sym.type.strip_typedefs().target().sizeof
+        return (v - base) // size
 
     def state_name(self, u):
         return self.state_names.get(u.state, 'state %d' % u.state)
@@ -646,9 +657,9 @@ def _print_frame():
 class InfoWeftThreads(gdb.Command):
     """List Weft's user threads (UTs): info weft-threads [ID...]
 
-Each line: the UT's id (as pthread_getthreadid_np-style numbers: main is 1),
-its name, state, scheduling policy and priority, the VP it belongs to, and
-what it waits on: the object's kind and address, a mutex's owner, a
+Each line: the UT's id (main is 1, the others count up in creation order
+and are never reused), its name, scheduling policy and priority, the VP it
+belongs to, its state and what it waits on: the object's kind and address, a mutex's owner, a
 condition's mutex, a semaphore's value, a sleep's or timed wait's deadline.
 '*' marks the UT whose frames are current (weft-thread).  Works on a live
 process and on a core file."""
