@@ -22,12 +22,29 @@ unset WEFT_SCHED WEFT_TIMESLICE
 timeout 30 "$bin" dump 3 >"$d/manifest" 3>"$d/dump" 2>"$d/err"
 rc=$?
 [ $rc -eq 0 ] || fail "parked dump exited $rc"
+# One record per UT: its name, its line, its first two frames (one awk pass;
+# the loop below forks nothing).
+awk '
+	/^weft:   thread / {
+		if (name != "") print name "\t" line "\t" f0 "\t" f1
+		match($0, /"[^"]*"/); name = substr($0, RSTART + 1, RLENGTH - 2)
+		line = $0; f0 = ""; f1 = ""; k = 0; next
+	}
+	/^weft:       #/ { if (k == 0) f0 = $0; else if (k == 1) f1 = $0; k++ }
+	END { if (name != "") print name "\t" line "\t" f0 "\t" f1 }
+' "$d/dump" >"$d/records"
+declare -A line f0 f1 count
+while IFS=$'\t' read -r name l a b; do
+	line[$name]=$l
+	f0[$name]=$a
+	f1[$name]=$b
+	count[$name]=$((${count[$name]:-0} + 1))
+done <"$d/records"
 n=0
 while read -r tag name kind obj holder fn call; do
 	[ "$tag" = ut ] || continue
 	n=$((n + 1))
-	line=$(grep -E "^weft:   thread [0-9]+ \"$name\" " "$d/dump")
-	[ "$(printf '%s\n' "$line" | grep -c .)" -eq 1 ] || fail "$name: listed $(printf '%s' "$line" | grep -c .) times"
+	[ "${count[$name]:-0}" -eq 1 ] || fail "$name: listed ${count[$name]:-0} times"
 	case $kind in
 	sleep) want='sleeps, [0-9]+\.[0-9]{3} s left$' ;;
 	join) want="joins thread [0-9]+ \"$holder\"$" ;;
@@ -39,21 +56,22 @@ while read -r tag name kind obj holder fn call; do
 	ready) want='is ready to run$' ;;
 	*) fail "manifest kind $kind" ;;
 	esac
-	printf '%s\n' "$line" | grep -Eq "\"$name\" $want" || fail "$name: '$line' does not match '$want'"
-	# its frames: the lines after it, up to the next thread
-	frames=$(awk -v n="\"$name\"" '/^weft:   thread / { on = index($0, " " n " ") > 0; next } on' "$d/dump")
-	f0=$(printf '%s\n' "$frames" | sed -n 1p)
-	f1=$(printf '%s\n' "$frames" | sed -n 2p)
+	[[ ${line[$name]} =~ ^weft:\ \ \ thread\ [0-9]+\ \"$name\"\ $want ]] ||
+		fail "$name: '${line[$name]}' does not match '$want'"
+	frame='^weft:       #%d 0x[0-9a-f]+ %s\+0x'
 	if [ "$kind" = running ]; then   # from where it called the dump
-		printf '%s\n' "$f0" | grep -Eq "^weft:       #0 0x[0-9a-f]+ $fn\+0x" || fail "$name: first frame '$f0', expected $fn"
+		re=$(printf "$frame" 0 "$fn")
+		[[ ${f0[$name]} =~ $re ]] || fail "$name: first frame '${f0[$name]}', expected $fn"
 	elif [ "$kind" = ready ]; then   # preempted: the trampoline, then where the tick found it
-		printf '%s\n' "$f1" | grep -Eq "^weft:       #1 0x[0-9a-f]+ $fn\+0x" || fail "$name: second frame '$f1', expected $fn"
+		re=$(printf "$frame" 1 "$fn")
+		[[ ${f1[$name]} =~ $re ]] || fail "$name: second frame '${f1[$name]}', expected $fn"
 	else
-		printf '%s\n' "$f0" | grep -Eq "^weft:       #0 0x[0-9a-f]+ $call\+0x" || fail "$name: first frame '$f0', expected $call"
-		printf '%s\n' "$f1" | grep -Eq "^weft:       #1 0x[0-9a-f]+ $fn\+0x" || fail "$name: second frame '$f1', expected $fn"
+		re=$(printf "$frame" 0 "$call")
+		[[ ${f0[$name]} =~ $re ]] || fail "$name: first frame '${f0[$name]}', expected $call"
+		re=$(printf "$frame" 1 "$fn")
+		[[ ${f1[$name]} =~ $re ]] || fail "$name: second frame '${f1[$name]}', expected $fn"
 	fi
 done <"$d/manifest"
 [ $n -ge 100 ] || fail "only $n UTs in the manifest"
-listed=$(grep -c '^weft:   thread ' "$d/dump")
-[ "$listed" -eq "$n" ] || fail "$listed UTs in the dump, $n in the manifest"
+[ "${#count[@]}" -eq "$n" ] || fail "${#count[@]} UTs in the dump, $n in the manifest"
 exit 0
