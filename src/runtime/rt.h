@@ -312,6 +312,8 @@ struct weft_config {
 	const char *trace_path;           /* WEFT_TRACE */
 	unsigned vps;                     /* WEFT_VPS */
 	const char *tls;                  /* WEFT_TLS: auto (unset), on, off */
+	int dump_signal;                  /* WEFT_DUMP_SIGNAL (0: none; signal.c owns it) */
+	bool dump_exit;                   /* ... with :exit: end after the dump */
 };
 
 /*
@@ -356,7 +358,10 @@ struct weft_hooks {
 	void (*cancel_act)(void) __attribute__((noreturn));
 	/* An epilogue found async_cancel set: act if the caller is armed. */
 	void (*cancel_async_point)(void);
-	/* The UT that holds what t waits on (mutex owner, rwlock writer). */
+	/* The UT that holds what t waits on (mutex owner, rwlock writer).
+	 * A pure read, no lock and no allocation: the thread dump calls it
+	 * from the dump signal's handler (signal.c, dump.c).  A new wait kind
+	 * needs its name in dump.c's table too. */
 	struct ut *(*wait_holder)(const struct ut *t);
 };
 extern const struct weft_hooks __weft_hooks HIDDEN;
@@ -596,6 +601,8 @@ int __weft_kernel_sigaction(int sig, const struct sigaction *act, struct sigacti
 /* The program's action for sig, if it has a handler (for the tick's
  * forwarding of a same-numbered program signal). */
 void __weft_signal_forward(int sig, siginfo_t *si, void *uc) HIDDEN;
+/* Install the dump signal's handler, if WEFT_DUMP_SIGNAL named one (init). */
+void __weft_dump_signal_init(void) HIDDEN;
 /* Deliver signals deferred while Weft's text ran (epilogue, idle). */
 void __weft_signals_deliver(struct vp *vp) HIDDEN;
 /* A program handler runs over protected code on this stack pointer. */

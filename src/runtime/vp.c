@@ -118,6 +118,7 @@ void __weft_init(void)
 	__weft_tls_init();
 	__weft_preempt_init();
 	__weft_sched_debug_init();
+	__weft_dump_signal_init();
 	pthread_atfork(NULL, NULL, after_fork_child);
 	errno = saved;
 }
