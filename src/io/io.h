@@ -346,7 +346,7 @@ void __weft_io_children_changed(void) HIDDEN;
 static inline bool __weft_io_on_vp(void)
 {
 	__weft_ensure();
-	return &errno == __weft_vp()->errnop;
+	return __weft_on_vp_thread(__weft_vp());
 }
 /* A program's signal handler runs over protected code, or the caller is
  * not RUNNING (a handler run by the idle loop): no UT may switch, so a
