@@ -233,7 +233,7 @@ void __weft_io_timeouts_changed(int fd)
 
 bool __weft_io_fd_is_weft(int fd)
 {
-	if (fd >= 0 && fd == __weft_io_poller_fd())
+	if (__weft_io_poller_owns(fd))
 		return true;
 	struct io_fd *f = __weft_io_fd_peek(fd);
 	return f && (f->misc & M_ORPHAN);
@@ -268,7 +268,7 @@ void __weft_io_orphan_done(int fd)
 
 bool __weft_io_fd_closing(int fd)
 {
-	if (fd >= 0 && fd == __weft_io_poller_fd())
+	if (__weft_io_poller_owns(fd))
 		return false;
 	struct io_fd *f = __weft_io_fd_peek(fd);
 	if (!f || f->kind == K_UNKNOWN)
@@ -414,7 +414,7 @@ static long dup_onto(int oldfd, int newfd, int flags, bool dup2)
 		return dup2 ? io_sys2(SYS_dup2, oldfd, newfd) : io_sys3(SYS_dup3, oldfd, newfd, flags);
 	if (oldfd == newfd)
 		return dup2 ? io_sys2(SYS_dup2, oldfd, newfd) : -EINVAL;
-	if (newfd >= 0 && newfd == __weft_io_poller_fd())
+	if (__weft_io_poller_owns(newfd))
 		__weft_io_poller_move(newfd);
 	if (io_sys2(SYS_fcntl, oldfd, F_GETFD) < 0)
 		return -EBADF;                    /* before newfd is touched, as the kernel checks */

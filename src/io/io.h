@@ -334,8 +334,9 @@ void __weft_io_waiter_del(struct io_waiter *w) HIDDEN;
 /* A program signal was caught since the last look: wake the UT it was
  * meant for, if it waits here (signo: the signal, when known). */
 void __weft_io_signal_check(struct vp *vp, uint64_t pending) HIDDEN;
-/* The poller's own descriptor (-1 before the first wait). */
-int __weft_io_poller_fd(void) HIDDEN;
+/* fd is one of the poller's own descriptors (the epoll instance, the wake
+ * eventfd). */
+bool __weft_io_poller_owns(int fd) HIDDEN;
 /* Move the poller's descriptor away from fd (the program dup2s onto it). */
 void __weft_io_poller_move(int fd) HIDDEN;
 /* A new child process may exist: waiters for "any child" look again. */

@@ -42,10 +42,12 @@
 #include <pthread.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 
 #define EVENTS_MAX 256
 
-static int kfd = -1;
+static int kfd = -1;                      /* the epoll instance (mainline) */
+static int efd = -1;                      /* the wake eventfd, in kfd (set before kfd is published) */
 static bool have_pwait2 = true;
 static struct epoll_event events[EVENTS_MAX];
 static struct io_waiter *waiters;         /* circular, oldest first */
@@ -53,6 +55,17 @@ static unsigned nwaiters, nmasked;
 static struct io_waiter *holder;          /* has the poll quantum */
 static uint64_t caught_seen;
 static bool atfork_set;
+
+/* The wake handshake (one VP: M:N makes these per VP).  Asynchronous
+ * readers and writers: wake() on any kernel thread or in a signal handler
+ * writes wake_req and wake_sent and reads sleeping; the mainline's
+ * wait_idle writes sleeping, consumes wake_req before it sleeps, and the
+ * backend clears wake_sent once it has drained the eventfd. */
+static int sleeping;                      /* the mainline is in (or entering) backend_wait */
+static int wake_req;                      /* a wake since the last wait began */
+static int wake_sent;                     /* efd holds an unconsumed write */
+
+#define WAKE_COOKIE UINT64_MAX            /* fd 0xffffffff: never a descriptor's cookie */
 
 /* ---- the epoll backend --------------------------------------------------- */
 
@@ -66,6 +79,20 @@ int __weft_io_backend_open(void)
 		io_sys1(SYS_close, k);
 		k = hidden;
 	}
+	long e = io_sys2(SYS_eventfd2, 0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (e >= 0) {
+		int h = __weft_io_hide_fd((int)e);
+		if (h >= 0) {
+			io_sys1(SYS_close, e);
+			e = h;
+		}
+		struct epoll_event ev = { .events = EPOLLIN | EPOLLET, .data.u64 = WAKE_COOKIE };
+		if (io_sys4(SYS_epoll_ctl, k, EPOLL_CTL_ADD, e, &ev) != 0) {
+			io_sys1(SYS_close, e);
+			e = -1;
+		}
+	}
+	efd = (int)e;                             /* -1: wake cannot interrupt a sleep (docs/io.md) */
 	return (int)k;
 }
 
@@ -85,6 +112,19 @@ int __weft_io_backend_disarm(int k, int fd)
 	return (int)io_sys4(SYS_epoll_ctl, k, EPOLL_CTL_DEL, fd, &ev);
 }
 
+void __weft_io_backend_wake(void)
+{
+	if (efd < 0 || __atomic_exchange_n(&wake_sent, 1, __ATOMIC_SEQ_CST))
+		return;                           /* a write is already there to be seen */
+	uint64_t one = 1;
+	io_sys3(SYS_write, efd, &one, sizeof one);
+}
+
+bool __weft_io_backend_owns(int fd)
+{
+	return fd >= 0 && (fd == kfd || fd == efd);
+}
+
 static uint32_t io_events(uint32_t e)
 {
 	uint32_t r = 0;
@@ -96,6 +136,8 @@ static uint32_t io_events(uint32_t e)
 		r |= IO_EV_HUP;
 	if (e & (EPOLLHUP | EPOLLERR))
 		r |= IO_EV_OUT;
+	if (e & EPOLLPRI)
+		r |= IO_EV_PRI;
 	return r;
 }
 
@@ -122,9 +164,18 @@ int __weft_io_backend_wait(int k, int64_t timeout_ns, const sigset_t *mask,
 	}
 	if (n < 0)
 		return (int)n;
-	for (long i = 0; i < n; i++)
+	int reports = 0;
+	for (long i = 0; i < n; i++) {
+		if (events[i].data.u64 == WAKE_COOKIE) {
+			uint64_t v;
+			io_sys3(SYS_read, efd, &v, sizeof v);
+			__atomic_store_n(&wake_sent, 0, __ATOMIC_SEQ_CST);
+			continue;
+		}
 		ready(events[i].data.u64, io_events(events[i].events));
-	return (int)n;
+		reports++;
+	}
+	return reports;
 }
 
 /* ---- registration -------------------------------------------------------- */
@@ -136,15 +187,21 @@ static void on_ready(uint64_t cookie, uint32_t ev)
 
 static bool waiting(struct vp *vp);
 static bool wait_idle(struct vp *vp, int64_t deadline);
-static const struct weft_poller epoll_poller = { waiting, wait_idle };
+static void wake(struct vp *vp);
+static const struct weft_poller epoll_poller = { waiting, wait_idle, wake };
 
 static void after_fork_child(void)
 {
-	/* the epoll instance is shared with the parent: make our own */
+	/* the epoll instance and the eventfd are shared with the parent:
+	 * make our own */
 	if (kfd >= 0) {
 		io_sys1(SYS_close, kfd);
+		if (efd >= 0)
+			io_sys1(SYS_close, efd);
+		efd = -1;
 		kfd = __weft_io_backend_open();
 	}
+	sleeping = wake_req = wake_sent = 0;
 	waiters = NULL;
 	nwaiters = nmasked = 0;
 	holder = NULL;
@@ -168,21 +225,31 @@ static int poller_open(void)
 		atfork_set = true;
 		pthread_atfork(NULL, after_fork_parent, after_fork_child);
 	}
-	__weft_poller = &epoll_poller;
+	__atomic_store_n(&__weft_poller, &epoll_poller, __ATOMIC_RELEASE);
 	return 0;
 }
 
-int __weft_io_poller_fd(void) { return kfd; }
+bool __weft_io_poller_owns(int fd) { return __weft_io_backend_owns(fd); }
 
+/* The program dup2s onto one of the poller's numbers: move it (epoll
+ * keeps watching the eventfd's file under its old number, which is
+ * closed only after the new one is registered). */
 void __weft_io_poller_move(int fd)
 {
-	if (fd != kfd)
+	if (!__weft_io_backend_owns(fd))
 		return;
-	long d = io_sys3(SYS_fcntl, kfd, F_DUPFD_CLOEXEC, fd + 1);
-	if (d >= 0) {
-		io_sys1(SYS_close, kfd);
+	long d = io_sys3(SYS_fcntl, fd, F_DUPFD_CLOEXEC, fd + 1);
+	if (d < 0)
+		return;
+	if (fd == kfd) {
 		kfd = (int)d;
+	} else {
+		struct epoll_event ev = { .events = EPOLLIN | EPOLLET, .data.u64 = WAKE_COOKIE };
+		io_sys4(SYS_epoll_ctl, kfd, EPOLL_CTL_ADD, d, &ev);
+		io_sys4(SYS_epoll_ctl, kfd, EPOLL_CTL_DEL, fd, &ev);
+		efd = (int)d;
 	}
+	io_sys1(SYS_close, fd);
 }
 
 int __weft_io_register(int fd, struct io_fd *f)
@@ -415,11 +482,25 @@ static bool wait_idle(struct vp *vp, int64_t deadline)
 	}
 	sigset_t m;
 	const sigset_t *mask = sleep_mask(vp, &m);
+	/* the wake handshake: announce the sleep, then look for a wake that
+	 * came before it (one after it finds sleeping set and writes efd) */
+	__atomic_store_n(&sleeping, 1, __ATOMIC_SEQ_CST);
+	if (__atomic_exchange_n(&wake_req, 0, __ATOMIC_SEQ_CST))
+		timeout = 0;
 	int n = __weft_io_backend_wait(kfd, timeout, mask, on_ready);
+	__atomic_store_n(&sleeping, 0, __ATOMIC_SEQ_CST);
 	__weft_io_signal_check(vp, vp->deferred.pending);
 	if (!holder)
 		quantum_give(oldest_parked(), true);
 	return n == -EINTR;
+}
+
+static void wake(struct vp *vp)
+{
+	(void)vp;                                 /* one VP (M:1) */
+	__atomic_store_n(&wake_req, 1, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&sleeping, __ATOMIC_SEQ_CST))
+		__weft_io_backend_wake();
 }
 
 void __weft_io_poll_now(void)

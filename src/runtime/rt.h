@@ -697,24 +697,37 @@ static inline bool __weft_on_vp_thread(const struct vp *vp)
  * there as before (clock_nanosleep to the nearest deadline, or pause);
  * from then on the io layer has set __weft_poller, and whenever waiting()
  * is true the sleep is the poller's wait (src/io/poller.h has the whole
- * contract).  Both are called on the mainline, from the idle loop only,
- * with no UT ready:
+ * contract, docs/io.md the design).  waiting and wait are called on the
+ * mainline, from the idle loop only, with no UT ready:
  *   waiting(vp)  some UT waits on the poller: with no timer either, the VP
  *                is not deadlocked but waits in the poller for ever.
  *   wait(vp, deadline)  sleep until a descriptor some UT waits on is
- *                ready, a signal arrives or CLOCK_MONOTONIC reaches
- *                `deadline` (the nearest timer; -1: none), unparking (no
- *                switch) exactly the UTs whose descriptors became ready.
- *                Runs with vp->idle set.  A poller that keeps a poll
- *                quantum of its own in the timer heap (a VP that never
- *                idles must still poll) drops it first, so it may sleep
- *                past a `deadline` that was its own.  True when a signal
- *                cut the wait short.
+ *                ready, a signal arrives, wake(vp) is called, or
+ *                CLOCK_MONOTONIC reaches `deadline` (the nearest timer;
+ *                -1: none), unparking (no switch) exactly the UTs whose
+ *                descriptors became ready.  Runs with vp->idle set.  A
+ *                poller that keeps a poll quantum of its own in the timer
+ *                heap (a VP that never idles must still poll) drops it
+ *                first, so it may sleep past a `deadline` that was its own.
+ *                True when a signal cut the wait short.
+ *   wake(vp)     make vp's wait return at once if vp sleeps in it, or its
+ *                next wait return at once if vp is about to (never lost
+ *                between the VP's last look for work and its sleep).  May be
+ *                called by any kernel thread, from a signal handler too:
+ *                it is async-signal-safe and lock-free (atomic flags and at
+ *                most one write(2) to an eventfd while the VP sleeps); it
+ *                touches no runtime state.  A VP not in, and not entering,
+ *                the poller's wait (running UTs, or asleep in the plain
+ *                sleep above) is not disturbed beyond one wait that returns
+ *                early.  (Scheduler activations and M:N will call it to
+ *                hand a VP work from another kernel thread.)
  * __weft_poller is written once, by the mainline, before the first UT
- * parks on the poller; NULL until then. */
+ * parks on the poller; NULL until then: read it once (acquire) and call
+ * wake only through a non-NULL value. */
 struct weft_poller {
 	bool (*waiting)(struct vp *vp);
 	bool (*wait)(struct vp *vp, int64_t deadline);
+	void (*wake)(struct vp *vp);
 };
 extern const struct weft_poller *__weft_poller HIDDEN;
 
