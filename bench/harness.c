@@ -65,11 +65,11 @@
 /* The families, in table order                                        */
 
 extern const struct family fam_threads, fam_sync, fam_bershad, fam_kernel, fam_tick, fam_tas, fam_memory,
-	fam_tls, fam_floor;
+	fam_tls, fam_echo, fam_floor;
 
 static const struct family *const families[] = {
 	&fam_threads, &fam_sync, &fam_bershad, &fam_kernel, &fam_tick, &fam_tas, &fam_memory, &fam_tls,
-	&fam_floor,
+	&fam_echo, &fam_floor,
 };
 
 #define NFAMILIES (sizeof families / sizeof families[0])
@@ -296,9 +296,9 @@ static void list_metrics(void)
 	for (size_t f = 0; f < NFAMILIES; f++) {
 		for (size_t i = 0; i < families[f]->n; i++) {
 			const struct metric *m = &families[f]->metrics[i];
-			printf("%s|%s|%s|%s%s|%s|%s\n", m->key, m->group, unit_name[m->unit],
-			       m->flags & F_UNPINNED ? "u" : "", m->flags & F_WEFT_ONLY ? "w" : "", m->label,
-			       m->history);
+			printf("%s|%s|%s|%s%s%s|%s|%s\n", m->key, m->group, unit_name[m->unit],
+			       m->flags & F_UNPINNED ? "u" : "", m->flags & F_WEFT_ONLY ? "w" : "",
+			       m->flags & F_EPOLL ? "e" : "", m->label, m->history);
 		}
 	}
 }

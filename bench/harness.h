@@ -51,7 +51,9 @@ void na(struct result *r, const char *fmt, ...) __attribute__((format(printf, 2,
 /* ------------------------------------------------------------------ */
 /* Rows                                                                */
 
-enum { F_UNPINNED = 1, F_WEFT_ONLY = 2 };
+/* F_EPOLL: bench/run.sh also runs the row on bench-nptl with
+ * BENCH_ECHO_SERVER=epoll (the echo rows' hand-written epoll loop). */
+enum { F_UNPINNED = 1, F_WEFT_ONLY = 2, F_EPOLL = 4 };
 
 struct metric {
 	const char *key, *group;

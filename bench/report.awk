@@ -5,7 +5,9 @@
 #
 # META: `bench-weft --list` (key|group|unit|flags|label|history).
 # RESULTS: key,backend,status,median,min,max,reps,iters,sw_per_op,note lines
-# with backend weft, nptl or nptl2 (NPTL left free to use every CPU).
+# with backend weft, nptl, nptl2 (NPTL left free to use every CPU) or epoll
+# (the echo rows' hand-written epoll loop; rows flagged "e" go to a table of
+# their own, with that column and the ratios to it).
 # Invariant: a cell shows a measured number or "n/a" with a footnote giving
 # the reason the binary printed; nothing is ever filled in here.
 
@@ -161,6 +163,51 @@ function latency_line(k,   s, b, id) {
 	return s " (no target; report)"
 }
 
+# Weft's median divided by backend b's, or "" when either is missing.
+function quot(k, b) {
+	if (status[k SUBSEP "weft"] != "ok" || status[k SUBSEP b] != "ok" || med[k SUBSEP b] <= 0)
+		return ""
+	return med[k SUBSEP "weft"] / med[k SUBSEP b]
+}
+
+function quot_cell(k, b,   q) {
+	q = quot(k, b)
+	return q == "" ? "—" : num(q, 2) "×"
+}
+
+# The echo rows: Weft, NPTL and the epoll loop side by side.
+function echo_table(   i, k, any, last) {
+	any = 0
+	for (i = 1; i <= nkeys; i++)
+		if (index(flags[order[i]], "e"))
+			any = 1
+	if (!any)
+		return
+	print ""
+	print "| echo server | Weft | NPTL | epoll loop | Weft ÷ epoll loop | Weft ÷ NPTL |"
+	print "| --- | ---: | ---: | ---: | ---: | ---: |"
+	last = ""
+	for (i = 1; i <= nkeys; i++) {
+		k = order[i]
+		if (!index(flags[k], "e"))
+			continue
+		if (group[k] != last) {
+			printf "| **%s** | | | | | |\n", group[k]
+			last = group[k]
+		}
+		printf "| %s | %s | %s | %s | %s | %s |\n", label[k], cell(k, "weft"), cell(k, "nptl"),
+			cell(k, "epoll"), quot_cell(k, "epoll"), quot_cell(k, "nptl")
+	}
+}
+
+function echo_target(k, b, op, want, what,   q, ok) {
+	q = quot(k, b)
+	if (q == "")
+		return "- " what ": not measured on both (" cell(k, "weft") " / " cell(k, b) ")"
+	ok = op == ">=" ? q >= want : q <= want
+	return "- " what " " num(q, 2) "× — target " (op == ">=" ? "≥ " : "≤ ") want "×: " (ok ? "**met**" : "**missed**")
+}
+
 END {
 	two = ("nptl2" in seen)
 	printf "| metric | Weft | NPTL | NPTL/Weft |%s papers (machine); peers |\n", two ? " NPTL, all CPUs |" : ""
@@ -168,6 +215,8 @@ END {
 	last = ""
 	for (i = 1; i <= nkeys; i++) {
 		k = order[i]
+		if (index(flags[k], "e"))
+			continue
 		if (group[k] != last) {
 			printf "| **%s** | | | |%s |\n", group[k], two ? " |" : ""
 			last = group[k]
@@ -177,6 +226,7 @@ END {
 			printf " %s |", index(flags[k], "u") ? cell(k, "nptl2") : ""
 		printf " %s |\n", hist[k] == "-" ? "" : hist[k]
 	}
+	echo_table()
 	if (nfoot) {
 		print ""
 		for (i = 1; i <= nfoot; i++)
@@ -199,11 +249,19 @@ END {
 	print target_beats("tas_ras", "tas_cas")
 	print target_beats("tas_rasi", "tas_cas")
 	print latency_line("preempt_latency")
+	if ("echo10k_rps" in group) {
+		print ""
+		print "Targets (issue 12), echo server at 10,000 connections:"
+		print ""
+		print echo_target("echo10k_rps", "epoll", ">=", 0.9, "throughput, Weft ÷ epoll loop")
+		print echo_target("echo10k_rps", "nptl", ">=", 2, "throughput, Weft ÷ NPTL")
+		print echo_target("echo10k_p99", "epoll", "<=", 1.5, "p99 round trip, Weft ÷ epoll loop")
+	}
 
 	if (chart != "") {
 		for (i = 1; i <= nkeys; i++) {
 			k = order[i]
-			if (unit[k] != "ns")
+			if (unit[k] != "ns" || index(flags[k], "e"))
 				continue
 			w = status[k SUBSEP "weft"] == "ok" && med[k SUBSEP "weft"] > 0 ? med[k SUBSEP "weft"] : "?"
 			p = status[k SUBSEP "nptl"] == "ok" && med[k SUBSEP "nptl"] > 0 ? med[k SUBSEP "nptl"] : "?"

@@ -8,7 +8,8 @@
 # Each metric runs in its own process (bench-weft / bench-nptl KEY), pinned
 # to CPU 0 so that Weft's one kernel thread and NPTL's threads share one
 # processor; the switch-heavy rows also run NPTL unpinned, as an extra
-# column.  A run that crashes or hangs becomes "n/a" with the reason: this
+# column, and the echo-server rows a third server, bench-nptl's epoll loop
+# (their load generator pins itself to CPU 1).  A run that crashes or hangs becomes "n/a" with the reason: this
 # script never writes a number the binaries did not print.
 # Outputs: BUILD_DIR/bench/results/{results.csv,results.md,chart.png}; with
 # --doc, FILE.md is regenerated from bench/performance.md.in (plus FILE.png
@@ -87,6 +88,10 @@ while IFS='|' read -r key group unit flags label history; do
 	run_one nptl "$bn" "$key" "${pin[@]}"
 	if [ -z "$quick" ] && [[ $flags == *u* ]]; then
 		run_one nptl2 "$bn" "$key"
+	fi
+	if [[ $flags == *e* ]]; then
+		# the echo rows' third server: the hand-written epoll loop (fam_echo.c)
+		run_one epoll "$bn" "$key" env BENCH_ECHO_SERVER=epoll "${pin[@]}"
 	fi
 done <"$meta"
 elapsed=$(($(date +%s) - start))
