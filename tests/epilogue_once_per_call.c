@@ -69,6 +69,7 @@ static const char *switching[] = {
 	"epoll_wait", "epoll_pwait", "epoll_pwait2",
 	"wait", "__wait", "waitpid", "__waitpid", "wait3", "wait4", "waitid",
 	"sendfile", "sendfile64", "splice", "tee",
+	"fclose", "pclose", "freopen", "freopen64",
 	NULL,
 };
 
@@ -374,6 +375,12 @@ static void run_io_calls(void)
 	ONE("wait4", wait4(kid, &st, 0, NULL));
 	kid = exited_child();
 	ONE("waitid", waitid(P_PID, (id_t)kid, &si, WEXITED));
+	FILE *fp = fdopen(dup(p[0]), "r");
+	ONE("freopen", freopen("/dev/null", "r", fp) ? 0 : -1);
+	ONE("freopen64", freopen64("/dev/null", "r", fp) ? 0 : -1);
+	ONE("fclose", fclose(fp));
+	fp = popen("true", "r");
+	ONE("pclose", pclose(fp));
 	ONE("closefrom", (closefrom(q[1]), 0));   /* q[1] is the highest of the program's own */
 	close(p[0]);
 	close(p[1]);

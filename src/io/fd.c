@@ -1,7 +1,9 @@
 /*
  * fd.c — the descriptor table, and the calls that make, copy, change or
  * close descriptors: socket, socketpair, pipe, pipe2, dup, dup2, dup3,
- * fcntl, fcntl64, ioctl (FIONBIO), close, close_range, closefrom.
+ * fcntl, fcntl64, ioctl (FIONBIO), close, close_range, closefrom; and
+ * the stdio calls that close a descriptor inside the C library (fclose,
+ * pclose, freopen, freopen64), which only keep the table right.
  *
  * Owns: one struct io_fd per descriptor number (io.h states the rules), in
  * pages of FD_PAGE entries mapped on demand by mmap — wrapped calls run in
@@ -31,8 +33,10 @@
 #include "io.h"
 #include "poller.h"
 
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
@@ -44,8 +48,11 @@
 #define FD_PAGE (1u << FD_PAGE_SHIFT)
 #define FD_LIMIT (1u << 20)         /* fs.nr_open's default; larger numbers are not tracked */
 
-#define M_PRIVATE 0x01u             /* made by a wrapped call and never copied */
+#define M_PRIVATE 0x01u             /* made by a wrapped call and never copied: no other number here shares it */
 #define M_ORPHAN 0x02u              /* a hidden duplicate kept for waiters of a closed descriptor */
+#define M_LOCAL 0x04u               /* no other process shares it: made here by a wrapped call since
+				     * the last fork, never sent with SCM_RIGHTS (a posix_spawn child
+				     * that inherits it is not seen: docs/io.md) */
 
 static struct io_fd *pages[FD_LIMIT / FD_PAGE];
 static uint32_t epoch = 1;
@@ -149,7 +156,7 @@ void __weft_io_fd_born(int fd, enum io_kind kind, bool socket, bool nonblock)
 	reset(f);
 	f->kind = (uint8_t)kind;
 	f->flags = (uint8_t)((socket ? F_SOCKET : 0) | (nonblock ? F_NONBLOCK : 0));
-	f->misc = M_PRIVATE;
+	f->misc = M_PRIVATE | M_LOCAL;
 	f->flags_epoch = epoch;
 }
 
@@ -166,7 +173,20 @@ void __weft_io_fd_copy(int fd, int from)
 	f->flags_epoch = src->flags_epoch;
 	f->rcvtimeo_ms = src->rcvtimeo_ms;
 	f->sndtimeo_ms = src->sndtimeo_ms;
+	f->misc = src->misc & M_LOCAL;
 	src->misc &= (uint8_t)~M_PRIVATE;         /* two numbers share one open file description now */
+}
+
+bool __weft_io_fd_local(const struct io_fd *f)
+{
+	return f->misc & M_LOCAL;
+}
+
+void __weft_io_fd_sent(int fd)
+{
+	struct io_fd *f = __weft_io_fd_peek(fd);
+	if (f)
+		f->misc &= (uint8_t)~M_LOCAL;
 }
 
 bool __weft_io_nonblock(int fd, struct io_fd *f)
@@ -308,8 +328,24 @@ bool __weft_io_fd_closing(int fd)
 	return true;
 }
 
+/* Both sides of a fork: every description is shared with the other
+ * process now. */
+static void all_shared(void)
+{
+	for (unsigned p = 0; p < FD_LIMIT / FD_PAGE; p++)
+		if (pages[p])
+			for (unsigned i = 0; i < FD_PAGE; i++)
+				pages[p][i].misc &= (uint8_t)~M_LOCAL;
+}
+
+void __weft_io_fd_after_fork_parent(void)
+{
+	all_shared();
+}
+
 void __weft_io_fd_after_fork(void)
 {
+	all_shared();
 	for (unsigned p = 0; p < FD_LIMIT / FD_PAGE; p++) {
 		struct io_fd *page = pages[p];
 		if (!page)
@@ -326,7 +362,6 @@ void __weft_io_fd_after_fork(void)
 				f->flags = 0;
 				f->misc = 0;
 			}
-			f->misc &= (uint8_t)~M_PRIVATE;           /* the parent shares them now */
 		}
 	}
 	epoch++;
@@ -540,3 +575,62 @@ EXPORT int pipe(int fds[2])
 }
 
 EXPORT int __pipe(int fds[2]) IO_ALIAS(pipe);
+
+/* ---- stdio closes its descriptor where Weft cannot see it ----
+ * fclose, pclose and freopen close a FILE's descriptor inside the C
+ * library, behind the wrapped close.  An entry left behind would describe
+ * whatever file takes the number next (opened by open(), which Weft does
+ * not wrap): a pipe's "registered" state on a regular file could park a
+ * reader on a file the poller never watches.  So these forget the entry
+ * (as close does: waiters keep the file on a hidden duplicate) and then
+ * make glibc's call.  glibc's pclose is its fclose (libio/pclose.c); its
+ * wait for the child is glibc's own and blocks the VP (docs/io.md). */
+extern int _IO_fclose(FILE *f);
+
+static void forget_stream(FILE *f)
+{
+	if (!f || !__weft_io_on_vp())
+		return;
+	int fd = fileno_unlocked(f);
+	if (fd >= 0 && !__weft_io_fd_is_weft(fd))
+		__weft_io_fd_closing(fd);
+}
+
+EXPORT int fclose(FILE *f)
+{
+	WEFT_CALL();
+	forget_stream(f);
+	return _IO_fclose(f);
+}
+
+EXPORT int pclose(FILE *f)
+{
+	WEFT_CALL();
+	forget_stream(f);
+	return _IO_fclose(f);
+}
+
+typedef FILE *(*freopen_fn)(const char *, const char *, FILE *);
+
+static FILE *reopen(const char *name, const char *path, const char *mode, FILE *f)
+{
+	freopen_fn real = (freopen_fn)dlsym(RTLD_NEXT, name);
+	if (!real) {
+		errno = ENOSYS;
+		return NULL;
+	}
+	forget_stream(f);
+	return real(path, mode, f);
+}
+
+EXPORT FILE *freopen(const char *path, const char *mode, FILE *f)
+{
+	WEFT_CALL();
+	return reopen("freopen", path, mode, f);
+}
+
+EXPORT FILE *freopen64(const char *path, const char *mode, FILE *f)
+{
+	WEFT_CALL();
+	return reopen("freopen64", path, mode, f);
+}

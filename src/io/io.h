@@ -148,7 +148,7 @@ struct io_fd {
 	uint8_t kind;                 /* enum io_kind */
 	uint8_t flags;                /* F_* */
 	uint8_t ready;                /* IO_READY_* */
-	uint8_t misc;                 /* fd.c's: made by a wrapped call and never copied; a hidden dup */
+	uint8_t misc;                 /* fd.c's: private, local (never shared with another process), a hidden dup */
 	int32_t rcvtimeo_ms, sndtimeo_ms;   /* SO_RCVTIMEO / SO_SNDTIMEO (F_TMO_KNOWN), 0: none */
 	struct io_rec *waiters[2];    /* circular lists, oldest first */
 };
@@ -175,8 +175,17 @@ bool __weft_io_nonblock(int fd, struct io_fd *f) HIDDEN;
 int64_t __weft_io_sock_deadline(int fd, struct io_fd *f, int dir) HIDDEN;
 /* O_NONBLOCK changed on fd's open file description. */
 void __weft_io_flags_changed(int fd, bool nonblock) HIDDEN;
-/* In a forked child: every registration and waiter belongs to the parent. */
+/* In a forked child: every registration and waiter belongs to the parent,
+ * and every description is shared with it. */
 void __weft_io_fd_after_fork(void) HIDDEN;
+/* In the parent after a fork: every description is shared with the child. */
+void __weft_io_fd_after_fork_parent(void) HIDDEN;
+/* No other process shares f's open file description (made here by a
+ * wrapped call since the last fork, never sent): a change to its status
+ * flags is seen by no one else. */
+bool __weft_io_fd_local(const struct io_fd *f) HIDDEN;
+/* fd was sent to another process (SCM_RIGHTS). */
+void __weft_io_fd_sent(int fd) HIDDEN;
 /* Is fd one of Weft's own descriptors (the poller's, a hidden dup)? */
 bool __weft_io_fd_is_weft(int fd) HIDDEN;
 /* Duplicate fd to a number of Weft's own (close-on-exec, above the numbers

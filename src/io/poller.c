@@ -210,6 +210,7 @@ static void after_fork_child(void)
 
 static void after_fork_parent(void)
 {
+	__weft_io_fd_after_fork_parent();
 	__weft_io_children_changed();
 }
 

@@ -19,14 +19,18 @@
  * shares the listener took the connection first, when it blocks the VP
  * until the next one (the price of never setting O_NONBLOCK on a shared
  * description; docs/io.md).  connect sets O_NONBLOCK for its one system
- * call and clears it at once, waits for the socket to be writable, and
- * reads SO_ERROR, as a blocking connect would report it; SO_SNDTIMEO ends it
- * with EINPROGRESS, as on Linux.  All but setsockopt are cancellation
+ * call and clears it at once — only on a socket no other process shares
+ * (made here since the last fork, never sent), where nobody can see the
+ * flag, since no other UT runs meanwhile; a shared one gets the plain
+ * blocking call —, waits for the socket to be writable, and reads SO_ERROR,
+ * as a blocking connect would report it; SO_SNDTIMEO ends it with
+ * EINPROGRESS, as on Linux.  All but setsockopt are cancellation
  * points.
  */
 #include "io.h"
 
 #include <fcntl.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 
@@ -332,11 +336,30 @@ static long do_sendmsg(int fd, struct io_fd *f, const struct msghdr *msg, int fl
 	return (r == -EAGAIN || r == -EINTR) && x.done ? (long)x.done : r;
 }
 
+/* Descriptors sent with SCM_RIGHTS are shared with the receiver from now. */
+static void note_sent(const struct msghdr *m)
+{
+	if (!m || !m->msg_control || m->msg_controllen < sizeof(struct cmsghdr))
+		return;
+	for (struct cmsghdr *c = CMSG_FIRSTHDR((struct msghdr *)m); c; c = CMSG_NXTHDR((struct msghdr *)m, c)) {
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS || c->cmsg_len < CMSG_LEN(0))
+			continue;
+		size_t n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		const unsigned char *d = CMSG_DATA(c);
+		for (size_t i = 0; i < n; i++) {
+			int sent;
+			memcpy(&sent, d + i * sizeof(int), sizeof sent);
+			__weft_io_fd_sent(sent);
+		}
+	}
+}
+
 EXPORT ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
 {
 	ON_VP_OR(io_sys3(SYS_sendmsg, fd, msg, flags));
 	WEFT_CALL();
 	__weft_io_testcancel();
+	note_sent(msg);
 	struct io_fd *f = __weft_io_fd(fd);
 	if (unlikely(!f) || (flags & MSG_DONTWAIT) || f->kind == K_PASS)
 		return io_ret(io_sys3(SYS_sendmsg, fd, msg, flags));
@@ -349,6 +372,8 @@ EXPORT int sendmmsg(int fd, struct mmsghdr *vec, unsigned vlen, int flags)
 	WEFT_CALL();
 	__weft_io_testcancel();
 	struct io_fd *f = __weft_io_fd(fd);
+	for (unsigned i = 0; vec && i < vlen; i++)
+		note_sent(&vec[i].msg_hdr);
 	if (unlikely(!f) || (flags & MSG_DONTWAIT) || f->kind == K_PASS || vlen == 0)
 		return (int)io_ret(io_sys4(SYS_sendmmsg, fd, vec, vlen, flags));
 	long r = io_sys4(SYS_sendmmsg, fd, vec, vlen, flags | MSG_DONTWAIT);
@@ -445,8 +470,8 @@ static long do_connect(int fd, const struct sockaddr *addr, socklen_t alen)
 	__weft_io_testcancel();
 	struct io_fd *f = __weft_io_fd(fd);
 	if (unlikely(!f) || f->kind == K_PASS || !(f->flags & F_SOCKET) || __weft_io_nonblock(fd, f) ||
-	    __weft_io_must_block())
-		return io_sys3(SYS_connect, fd, addr, alen);
+	    __weft_io_must_block() || !__weft_io_fd_local(f))
+		return io_sys3(SYS_connect, fd, addr, alen);   /* shared with another process: docs/io.md */
 	long fl = io_sys2(SYS_fcntl, fd, F_GETFL);
 	if (fl < 0)
 		return fl;

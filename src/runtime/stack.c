@@ -53,6 +53,7 @@
 #include "rt.h"
 #include "../arch/arch.h"
 
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -158,14 +159,23 @@ static inline const struct stack_geom *default_geometry(int *err)
 
 size_t __weft_stack_default_size(void) { return default_size; }
 
+/* By raw read and close: fclose is the io layer's (rt.h, the runtime's own
+ * file I/O). */
 static long read_max_map_count(void)
 {
 	long v = 65530;
-	FILE *f = fopen("/proc/sys/vm/max_map_count", "re");
-	if (f) {
-		if (fscanf(f, "%ld", &v) != 1)
-			v = 65530;
-		fclose(f);
+	char buf[32];
+	int fd = open("/proc/sys/vm/max_map_count", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		long n = __weft_kread(fd, buf, sizeof buf - 1);
+		__weft_kclose(fd);
+		if (n > 0) {
+			buf[n] = 0;
+			char *end;
+			long r = strtol(buf, &end, 10);
+			if (end != buf)
+				v = r;
+		}
 	}
 	return v;
 }
