@@ -8,8 +8,12 @@
  * it; it completes when the file becomes ready (the peer writes, a client
  * connects, the peer hangs up), and the number is free for reuse at once.
  * shutdown(), which acts on the socket rather than the number, does wake a
- * blocked reader (EOF).  Checked for read, accept, poll and epoll_wait, and
- * that the reused number is a different file that the waiter never sees.
+ * blocked reader (EOF).  Checked for read, accept, poll, select and
+ * epoll_wait, and that the reused number is a different file that the
+ * waiter never sees.  poll and select are woken by the files they saw when
+ * they started, but then look again at the numbers they were given: Linux
+ * (6.x) reports a number closed meanwhile as POLLNVAL (poll) and as ready
+ * in every set it was in (select).
  */
 #include "check.h"
 
@@ -18,6 +22,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/epoll.h>
+#include <sys/select.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -46,6 +51,18 @@ static void *poller(void *arg)
 	result = poll(&p, 1, -1);
 	if (result == 1)
 		result = p.revents;
+	done = 1;
+	return arg;
+}
+
+static void *selecter(void *arg)
+{
+	fd_set r;
+	FD_ZERO(&r);
+	FD_SET(wfd, &r);
+	result = select(wfd + 1, &r, NULL, NULL, NULL);
+	if (result == 1)
+		result = FD_ISSET(wfd, &r) ? 1000 : -1;
 	done = 1;
 	return arg;
 }
@@ -143,14 +160,24 @@ int main(void)
 	close((int)result);
 	close(c);
 
-	/* poll: reports the file under the number it was given */
+	/* poll: woken by the old file, it reports the closed number POLLNVAL */
 	CHECK_OK(socketpair(AF_UNIX, SOCK_STREAM, 0, s));
 	wfd = s[0];
 	t = start(poller);
 	close_and_reuse(s[0]);
 	CHECK_EQ(write(s[1], "p", 1), 1);
 	CHECK_OK(pthread_join(t, NULL));
-	CHECK_EQ(result, POLLIN);
+	CHECK_EQ(result, POLLNVAL);
+	close(s[1]);
+
+	/* select: the closed number is reported ready */
+	CHECK_OK(socketpair(AF_UNIX, SOCK_STREAM, 0, s));
+	wfd = s[0];
+	t = start(selecter);
+	close_and_reuse(s[0]);
+	CHECK_EQ(write(s[1], "s", 1), 1);
+	CHECK_OK(pthread_join(t, NULL));
+	CHECK_EQ(result, 1000);
 	close(s[1]);
 
 	/* epoll_wait on an epoll instance whose descriptor is closed */

@@ -214,7 +214,7 @@ struct io_rec {
 	uint32_t gen;                 /* fd's gen when linked */
 	uint8_t dir;                  /* IO_IN / IO_OUT */
 	uint8_t linked;
-	uint32_t tag;                 /* the caller's (poll: the pollfd's index) */
+	uint32_t tag;                 /* the caller's (poll, select: the number it was given) */
 };
 
 /* How a wait ended (io_wait's result). */

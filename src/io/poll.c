@@ -25,6 +25,7 @@
  */
 #include "io.h"
 
+#include <fcntl.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/mman.h>
@@ -104,14 +105,23 @@ static void recs_free(struct recs *r)
 		io_sys2(SYS_munmap, r->v, r->mapped);
 }
 
-static void recs_add(struct recs *r, int fd, int dir, uint32_t tag)
+static void recs_add(struct recs *r, int fd, int dir)
 {
 	if (r->n == r->cap || !__weft_io_fd(fd))
 		return;
 	r->v[r->n].fd = fd;
 	r->v[r->n].dir = (uint8_t)dir;
-	r->v[r->n].tag = tag;
+	r->v[r->n].tag = (uint32_t)fd;            /* the number the caller gave */
 	r->n++;
+}
+
+/* Records moved to a hidden duplicate (their descriptor was closed while
+ * this call waited): done with it. */
+static void release_moved(struct recs *r)
+{
+	for (unsigned i = 0; i < r->n; i++)
+		if (r->v[i].fd != (int)r->v[i].tag)
+			__weft_io_orphan_done(r->v[i].fd);
 }
 
 /* Park with these records until woken, the deadline, or a signal. */
@@ -133,25 +143,6 @@ static long sys_ppoll0(struct pollfd *fds, nfds_t n, const sigset_t *mask)
 {
 	struct timespec ts = zero_ts;
 	return io_sys5(SYS_ppoll, fds, n, &ts, mask, 8);
-}
-
-/* Another UT closed a descriptor this poll waits on: as on Linux the poll
- * goes on watching the file (now a hidden duplicate, fd.c) and reports it
- * under the number the program gave. */
-static long poll_moved(struct pollfd *fds, nfds_t n, const struct recs *rs, const sigset_t *mask)
-{
-	long m = io_sys6(SYS_mmap, 0, n * sizeof *fds, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if ((unsigned long)m > -4096ul)
-		return sys_ppoll0(fds, n, mask);
-	struct pollfd *c = (struct pollfd *)m;
-	memcpy(c, fds, n * sizeof *fds);
-	for (unsigned i = 0; i < rs->n; i++)
-		c[rs->v[i].tag].fd = rs->v[i].fd;
-	long r = sys_ppoll0(c, n, mask);
-	for (nfds_t i = 0; i < n; i++)
-		fds[i].revents = c[i].revents;
-	io_sys2(SYS_munmap, m, n * sizeof *fds);
-	return r;
 }
 
 static long do_ppoll(struct pollfd *fds, nfds_t n, int64_t deadline, const sigset_t *mask)
@@ -186,19 +177,19 @@ static long do_ppoll(struct pollfd *fds, nfds_t n, int64_t deadline, const sigse
 		short e = fds[i].events;
 		bool out = e & (POLLOUT | POLLWRNORM | POLLWRBAND);
 		if ((e & ~(POLLOUT | POLLWRNORM | POLLWRBAND)) || !out)
-			recs_add(&rs, fds[i].fd, IO_IN, (uint32_t)i);   /* hang-ups and errors come this way too */
+			recs_add(&rs, fds[i].fd, IO_IN);   /* hang-ups and errors come this way too */
 		if (out)
-			recs_add(&rs, fds[i].fd, IO_OUT, (uint32_t)i);
+			recs_add(&rs, fds[i].fd, IO_OUT);
 	}
 	struct io_waiter w;
 	memset(&w, 0, sizeof w);
-	bool moved = false;
 	for (;;) {
 		enum io_wake how = park_on(&rs, deadline, mask, false, &w);
-		for (unsigned i = 0; i < rs.n; i++)
-			if (rs.v[i].fd != fds[rs.v[i].tag].fd)
-				moved = true;
-		r = moved ? poll_moved(fds, n, &rs, mask) : sys_ppoll0(fds, n, mask);
+		/* Linux's poll: woken by the files it saw when it started (a file
+		 * closed meanwhile is watched on its hidden duplicate, fd.c),
+		 * it looks again at the numbers it was given: a number closed
+		 * since reports POLLNVAL, a number reused the new file's state */
+		r = sys_ppoll0(fds, n, mask);
 		if (r != 0)
 			break;
 		if (how == IO_TIMEDOUT)
@@ -208,10 +199,7 @@ static long do_ppoll(struct pollfd *fds, nfds_t n, int64_t deadline, const sigse
 			break;
 		}
 	}
-	if (moved)
-		for (unsigned i = 0; i < rs.n; i++)
-			if (rs.v[i].fd != fds[rs.v[i].tag].fd)
-				__weft_io_orphan_done(rs.v[i].fd);
+	release_moved(&rs);
 	recs_free(&rs);
 out:
 	mask_end(&g);
@@ -322,6 +310,40 @@ static long select0(int nfds, fd_set *rd, fd_set *wr, fd_set *ex, const sigset_t
 	return r;
 }
 
+/* select0 said EBADF after a wait: a number the caller gave was closed
+ * while it waited.  Linux's select, looking again, reports such a number
+ * in every set it was asked for (ready, so that the caller notices); the
+ * others as they are. */
+static long select_closed(int nfds, fd_set *in[3], const unsigned long *orig, size_t b, const sigset_t *mask,
+			  unsigned long *copy)
+{
+	const unsigned long *o[3] = { orig, orig + b / sizeof *orig, orig + 2 * (b / sizeof *orig) };
+	long closed = 0;
+	for (int i = 0; i < 3; i++)
+		if (in[i])
+			memcpy(in[i], o[i], b);
+	for (int fd = 0; fd < nfds; fd++) {
+		bool asked = false;
+		for (int i = 0; i < 3; i++)
+			asked |= in[i] && in_set((const fd_set *)o[i], fd);
+		if (!asked || io_sys2(SYS_fcntl, fd, F_GETFD) != -EBADF)
+			continue;
+		for (int i = 0; i < 3; i++)
+			if (in[i] && in_set((const fd_set *)o[i], fd)) {
+				FD_CLR(fd, in[i]);
+				closed++;
+			}
+	}
+	long r = select0(nfds, in[0], in[1], in[2], mask, copy);
+	if (r < 0 || !closed)
+		return r;
+	for (int fd = 0; fd < nfds; fd++)
+		for (int i = 0; i < 3; i++)
+			if (in[i] && in_set((const fd_set *)o[i], fd) && io_sys2(SYS_fcntl, fd, F_GETFD) == -EBADF)
+				FD_SET(fd, in[i]);
+	return r + closed;
+}
+
 static long do_pselect(int nfds, fd_set *rd, fd_set *wr, fd_set *ex, int64_t deadline, const sigset_t *mask)
 {
 	__weft_io_testcancel();
@@ -381,9 +403,9 @@ static long do_pselect(int nfds, fd_set *rd, fd_set *wr, fd_set *ex, int64_t dea
 	for (int fd = 0; fd < nfds; fd++) {
 		bool rdw = in_set((fd_set *)orig, fd) || in_set((fd_set *)(orig + 2 * (b / sizeof *orig)), fd);
 		if (rdw)
-			recs_add(&rs, fd, IO_IN, 0);
+			recs_add(&rs, fd, IO_IN);
 		if (in_set((fd_set *)(orig + (b / sizeof *orig)), fd))
-			recs_add(&rs, fd, IO_OUT, 0);
+			recs_add(&rs, fd, IO_OUT);
 	}
 	struct io_waiter w;
 	memset(&w, 0, sizeof w);
@@ -393,6 +415,8 @@ static long do_pselect(int nfds, fd_set *rd, fd_set *wr, fd_set *ex, int64_t dea
 			if (in[i])
 				memcpy(in[i], orig + i * (b / sizeof *orig), b);
 		r = select0(nfds, rd, wr, ex, mask, copy);
+		if (r == -EBADF)
+			r = select_closed(nfds, in, orig, b, mask, copy);
 		if (r != 0 || how == IO_TIMEDOUT)
 			break;
 		if (how == IO_SIGNALED) {
@@ -403,6 +427,7 @@ static long do_pselect(int nfds, fd_set *rd, fd_set *wr, fd_set *ex, int64_t dea
 			break;
 		}
 	}
+	release_moved(&rs);
 	recs_free(&rs);
 unmap:
 	if (mapped)
