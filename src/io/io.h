@@ -348,6 +348,9 @@ void __weft_io_signal_check(struct vp *vp, uint64_t pending) HIDDEN;
 bool __weft_io_poller_owns(int fd) HIDDEN;
 /* Move the poller's descriptor away from fd (the program dup2s onto it). */
 void __weft_io_poller_move(int fd) HIDDEN;
+/* How many forks this process came out of as the child: a waiter that
+ * parked under another count is a copy of a parent's UT (poller.c). */
+uint32_t __weft_io_fork_gen(void) HIDDEN;
 /* A new child process may exist: waiters for "any child" look again. */
 void __weft_io_children_changed(void) HIDDEN;
 

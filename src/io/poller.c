@@ -190,8 +190,25 @@ static bool wait_idle(struct vp *vp, int64_t deadline);
 static void wake(struct vp *vp);
 static const struct weft_poller epoll_poller = { waiting, wait_idle, wake };
 
+static uint32_t fork_gen;                 /* forks this process has come out of as a child */
+
+/* The child of a fork holds copies of every UT (until fork keeps only its
+ * caller: the signals issue), and those parked here are the parent's: their
+ * descriptors' data is the parent's to read.  They must never run a call
+ * again: their timers (deadlines, the poll quantum) are taken away, and one
+ * that wakes all the same parks for good (__weft_io_wait). */
 static void after_fork_child(void)
 {
+	struct io_waiter *w = waiters;
+	if (w) {
+		do {
+			struct ut *t = w->ut;
+			if (t->state == UT_BLOCKED && t->tindex)
+				__weft_timer_del(t);
+			w = w->next;
+		} while (w != waiters);
+	}
+	fork_gen++;
 	/* the epoll instance and the eventfd are shared with the parent:
 	 * make our own */
 	if (kfd >= 0) {
@@ -214,6 +231,20 @@ static void after_fork_parent(void)
 	__weft_io_children_changed();
 }
 
+uint32_t __weft_io_fork_gen(void) { return fork_gen; }
+
+/* The fork handlers, from the start: a fork before the first wait must
+ * still mark every descriptor shared (fd.c).  glibc's pthread_atfork (Weft
+ * defines none); its child handlers run in registration order, so this one
+ * runs before the runtime's, which it does not need. */
+__attribute__((constructor(102))) static void poller_atfork(void)
+{
+	if (!atfork_set) {
+		atfork_set = true;
+		pthread_atfork(NULL, after_fork_parent, after_fork_child);
+	}
+}
+
 static int poller_open(void)
 {
 	if (kfd >= 0)
@@ -222,10 +253,7 @@ static int poller_open(void)
 	if (kfd < 0)
 		return kfd;
 	caught_seen = __weft_vp()->async.caught;
-	if (!atfork_set) {
-		atfork_set = true;
-		pthread_atfork(NULL, after_fork_parent, after_fork_child);
-	}
+	poller_atfork();
 	__atomic_store_n(&__weft_poller, &epoll_poller, __ATOMIC_RELEASE);
 	return 0;
 }

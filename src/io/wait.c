@@ -226,8 +226,11 @@ enum io_wake __weft_io_wait(struct io_waiter *w)
 	if (w->quantum && (until < 0 || w->quantum_at < until))
 		until = w->quantum_at;
 	self->cancel_point = w->cancel_point ? CP_WAITING : CP_SATISFIED;
+	uint32_t gen = __weft_io_fork_gen();
 	int r = __weft_park(NULL, until, WAIT_OTHER, w);
 	self->cancel_point = CP_NONE;
+	while (unlikely(gen != __weft_io_fork_gen()))
+		__weft_park(NULL, -1, WAIT_OTHER, w);   /* a parent's UT in a forked child: never again */
 	bool had_quantum = w->quantum;
 	__weft_io_waiter_del(w);
 	enum io_wake how = IO_WOKEN;
