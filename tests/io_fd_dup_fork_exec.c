@@ -209,7 +209,7 @@ static void note_inherited(void)
 }
 
 /* The program exec'd sees the standard descriptors, ls's own directory
- * descriptor (3) and what this process inherited — nothing of Weft's —, and
+ * descriptor (the lowest free number) and what this process inherited — nothing of Weft's —, and
  * its stdout (a pipe this process has read from, so Weft knows it) is not
  * non-blocking. */
 static void exec_sees_only_its_own(void)
@@ -217,8 +217,18 @@ static void exec_sees_only_its_own(void)
 	char buf[4096];
 	char *ls[] = { "/bin/ls", "/proc/self/fd", NULL };
 	run_capture(ls, buf, sizeof buf);
+	/* ls's directory descriptor: the lowest number the others leave free */
+	char own[16];
+	for (int fd = 3; fd < 1024; fd++) {
+		snprintf(own, sizeof own, "%d", fd);
+		bool taken = false;
+		for (int i = 0; i < ninherited; i++)
+			taken |= !strcmp(own, inherited[i]);
+		if (!taken)
+			break;
+	}
 	for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n")) {
-		bool known = !strcmp(line, "0") || !strcmp(line, "1") || !strcmp(line, "2") || !strcmp(line, "3");
+		bool known = !strcmp(line, "0") || !strcmp(line, "1") || !strcmp(line, "2") || !strcmp(line, own);
 		for (int i = 0; i < ninherited && !known; i++)
 			known = !strcmp(line, inherited[i]);
 		if (!known) {

@@ -40,6 +40,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <linux/close_range.h>
@@ -145,6 +146,7 @@ static void reset(struct io_fd *f)
 	f->ready = 0;
 	f->misc = 0;
 	f->flags_epoch = 0;
+	f->drain = 0;
 	f->rcvtimeo_ms = f->sndtimeo_ms = 0;
 }
 
@@ -174,7 +176,27 @@ void __weft_io_fd_copy(int fd, int from)
 	f->rcvtimeo_ms = src->rcvtimeo_ms;
 	f->sndtimeo_ms = src->sndtimeo_ms;
 	f->misc = src->misc & M_LOCAL;
+	f->drain = src->drain;
 	src->misc &= (uint8_t)~M_PRIVATE;         /* two numbers share one open file description now */
+}
+
+/* A pipe was put in packet mode (F_SETFL O_DIRECT): its reads stop at
+ * each packet, so a short read no longer says it is empty.  The copies that
+ * share its description cannot be listed: no descriptor keeps the mark
+ * (rare; the marks of descriptors made later are unaffected). */
+static void drains_off_everywhere(void)
+{
+	for (unsigned p = 0; p < FD_LIMIT / FD_PAGE; p++)
+		if (pages[p])
+			for (unsigned i = 0; i < FD_PAGE; i++)
+				pages[p][i].drain &= (uint8_t)~D_SHORT_DRAINS;
+}
+
+void __weft_io_fd_set_drain(int fd, unsigned drain)
+{
+	struct io_fd *f = __weft_io_fd_peek(fd);
+	if (f)
+		f->drain = (uint8_t)drain;
 }
 
 bool __weft_io_fd_local(const struct io_fd *f)
@@ -495,6 +517,9 @@ static long do_fcntl(int fd, int cmd, long arg)
 	switch (cmd) {
 	case F_SETFL:
 		__weft_io_flags_changed(fd, arg & O_NONBLOCK);
+		if (arg & O_DIRECT)
+			drains_off_everywhere();
+
 		break;
 	case F_DUPFD:
 	case F_DUPFD_CLOEXEC:
@@ -536,9 +561,13 @@ EXPORT int socket(int domain, int type, int proto)
 {
 	WEFT_CALL();
 	long r = io_sys3(SYS_socket, domain, type, proto);
-	if (r >= 0 && __weft_io_on_vp())
+	if (r >= 0 && __weft_io_on_vp()) {
 		__weft_io_fd_born((int)r, (type & 0xf) == SOCK_STREAM ? K_STREAM : K_NOWAIT, true,
 				  type & SOCK_NONBLOCK);
+		if ((domain == AF_INET || domain == AF_INET6) && (type & 0xf) == SOCK_STREAM &&
+		    (proto == 0 || proto == IPPROTO_TCP))
+			__weft_io_fd_set_drain((int)r, D_TCP | D_SHORT_DRAINS);
+	}
 	return (int)io_ret(r);
 }
 
@@ -559,8 +588,12 @@ EXPORT int pipe2(int fds[2], int flags)
 	long r = io_sys2(SYS_pipe2, fds, flags);
 	if (r == 0 && __weft_io_on_vp())
 		for (int i = 0; i < 2; i++)
+		{
 			__weft_io_fd_born(fds[i], (flags & O_DIRECT) ? K_NOWAIT : K_STREAM, false,
 					  flags & O_NONBLOCK);
+			if (!(flags & O_DIRECT))
+				__weft_io_fd_set_drain(fds[i], D_SHORT_DRAINS);
+		}
 	return (int)io_ret(r);
 }
 
@@ -570,7 +603,10 @@ EXPORT int pipe(int fds[2])
 	long r = io_sys2(SYS_pipe2, fds, 0);
 	if (r == 0 && __weft_io_on_vp())
 		for (int i = 0; i < 2; i++)
+		{
 			__weft_io_fd_born(fds[i], K_STREAM, false, false);
+			__weft_io_fd_set_drain(fds[i], D_SHORT_DRAINS);
+		}
 	return (int)io_ret(r);
 }
 

@@ -149,9 +149,24 @@ struct io_fd {
 	uint8_t flags;                /* F_* */
 	uint8_t ready;                /* IO_READY_* */
 	uint8_t misc;                 /* fd.c's: private, local (never shared with another process), a hidden dup */
+	uint8_t drain;                /* D_*: what a short read says (below) */
 	int32_t rcvtimeo_ms, sndtimeo_ms;   /* SO_RCVTIMEO / SO_SNDTIMEO (F_TMO_KNOWN), 0: none */
 	struct io_rec *waiters[2];    /* circular lists, oldest first */
 };
+
+/* drain: a read that returns less than it asked for has emptied the
+ * descriptor — true of TCP sockets (but at an urgent-data mark: a
+ * priority event clears D_SHORT_DRAINS for good) and of pipes that are not
+ * in packet mode; not of Unix stream sockets (a read stops where file
+ * descriptors or other credentials come) or datagrams.  Set only for
+ * descriptors Weft saw made (socket, accept, pipe), since a file's
+ * history decides it.  A registered descriptor whose last read was short
+ * has no data until the poller says so (an edge after the read, which
+ * edge-triggered epoll reports), so the next blocking read parks at once
+ * instead of making a system call that would say EAGAIN (rw.c, sock.c).
+ * D_TCP marks a TCP socket, so that what accept returns is one too. */
+#define D_SHORT_DRAINS 0x01u
+#define D_TCP 0x02u
 
 /* The entry of fd, or NULL if fd is out of the table's range (then the
  * caller makes the plain call).  Classified: never K_UNKNOWN. */
@@ -161,6 +176,8 @@ struct io_fd *__weft_io_fd_peek(int fd) HIDDEN;
 /* A descriptor was just made by a wrapped call (socket, accept, pipe, ...):
  * a fresh entry of that kind. */
 void __weft_io_fd_born(int fd, enum io_kind kind, bool socket, bool nonblock) HIDDEN;
+/* A descriptor just born is one whose short reads drain it (D_*). */
+void __weft_io_fd_set_drain(int fd, unsigned drain) HIDDEN;
 /* fd now refers to what `from` refers to (dup2, F_DUPFD). */
 void __weft_io_fd_copy(int fd, int from) HIDDEN;
 /* fd is about to be closed: drop it from the poller, hand its waiters a
@@ -355,6 +372,34 @@ uint32_t __weft_io_fork_gen(void) HIDDEN;
 void __weft_io_children_changed(void) HIDDEN;
 
 /* ---- shared helpers ---- */
+/* Program signals the dispatcher has seen (Weft's tick is not one). */
+static inline uint64_t __weft_io_caught(void)
+{
+	return __weft_vp()->async.caught;
+}
+/* A system call that cannot block (a zero timeout, a probe) said EINTR:
+ * was it Weft's tick?  Then it is made again — the program never sees an
+ * EINTR the tick caused.  A program signal (caught moved) keeps its EINTR. */
+#define IO_NO_TICK_EINTR(call)                                                    \
+	({                                                                        \
+		uint64_t io_c0_ = __weft_io_caught();                              \
+		long io_r_;                                                       \
+		do                                                                \
+			io_r_ = (call);                                           \
+		while (unlikely(io_r_ == -EINTR) && __weft_io_caught() == io_c0_); \
+		io_r_;                                                            \
+	})
+/* Is fd ready for `events` now (a zero-timeout poll)?  An error the call
+ * will report counts as ready; EINTR never does. */
+static inline bool __weft_io_ready_now(int fd, short events)
+{
+	struct pollfd p = { fd, events, 0 };
+	long r;
+	do
+		r = __weft_raw_syscall6(SYS_poll, (long)&p, 1, 0, 0, 0, 0);
+	while (r == -EINTR);
+	return r != 0;
+}
 /* True on the kernel thread that runs UTs (others make the plain call). */
 static inline bool __weft_io_on_vp(void)
 {
@@ -371,6 +416,20 @@ static inline bool __weft_io_must_block(void)
 }
 /* A deadline `ms` milliseconds from now (poll, epoll_wait; < 0: none). */
 int64_t __weft_io_ms_deadline(int ms) HIDDEN;
+/* A blocking read of `want` bytes on f may park without trying: its last
+ * read was short and no edge came since (D_SHORT_DRAINS). */
+static inline bool __weft_io_known_empty(int fd, struct io_fd *f)
+{
+	return (f->drain & D_SHORT_DRAINS) && !(f->ready & IO_READY_IN) &&
+	       (f->flags & (F_REGISTERED | F_HUP)) == F_REGISTERED && !__weft_io_nonblock(fd, f);
+}
+/* A read of `want` bytes on f returned r: a short one empties it. */
+static inline void __weft_io_read_done(struct io_fd *f, long r, size_t want)
+{
+	if ((f->drain & D_SHORT_DRAINS) && r > 0 && (size_t)r < want)
+		f->ready &= (uint8_t)~IO_READY_IN;
+}
+
 /* The caller's pending cancel, at a cancellation point's entry. */
 static inline void __weft_io_testcancel(void)
 {

@@ -141,8 +141,8 @@ static enum io_wake park_on(struct recs *r, int64_t deadline, const sigset_t *ma
 
 static long sys_ppoll0(struct pollfd *fds, nfds_t n, const sigset_t *mask)
 {
-	struct timespec ts = zero_ts;
-	return io_sys5(SYS_ppoll, fds, n, &ts, mask, 8);
+	struct timespec ts;
+	return IO_NO_TICK_EINTR((ts = zero_ts, io_sys5(SYS_ppoll, fds, n, &ts, mask, 8)));
 }
 
 static long do_ppoll(struct pollfd *fds, nfds_t n, int64_t deadline, const sigset_t *mask)
@@ -295,10 +295,10 @@ static long select0(int nfds, fd_set *rd, fd_set *wr, fd_set *ex, const sigset_t
 	for (int i = 0; i < 3; i++)
 		if (in[i])
 			memcpy(c[i], in[i], b);
-	struct timespec ts = zero_ts;
+	struct timespec ts;
 	struct { const sigset_t *m; size_t len; } sm = { mask, 8 };
-	long r = io_sys6(SYS_pselect6, nfds, rd ? c[0] : NULL, wr ? c[1] : NULL, ex ? c[2] : NULL, &ts,
-			 mask ? &sm : NULL);
+	long r = IO_NO_TICK_EINTR((ts = zero_ts, io_sys6(SYS_pselect6, nfds, rd ? c[0] : NULL, wr ? c[1] : NULL,
+							ex ? c[2] : NULL, &ts, mask ? &sm : NULL)));
 	if (r > 0)
 		for (int i = 0; i < 3; i++)
 			if (in[i])

@@ -53,11 +53,7 @@ static long plain_writev(int fd, const struct iovec *iov, int cnt, off_t off, in
 	return sys_pwritev2(fd, iov, cnt, off, rwf);
 }
 
-static bool poll_ready(int fd, short ev)
-{
-	struct pollfd p = { fd, ev, 0 };
-	return io_sys3(SYS_poll, &p, 1, 0) != 0;   /* ready, or an error the call will report */
-}
+static bool poll_ready(int fd, short ev) { return __weft_io_ready_now(fd, ev); }
 
 /* One attempt that must not block: -EAGAIN when it would. */
 static long try_read(int fd, struct io_fd *f, const struct iovec *iov, int cnt, off_t off, int rwf)
@@ -86,6 +82,17 @@ static long try_write(int fd, struct io_fd *f, const struct iovec *iov, int cnt,
 	return plain_writev(fd, iov, cnt, off, rwf);
 }
 
+static size_t iov_total(const struct iovec *iov, int cnt)
+{
+	size_t t = 0;
+	for (int i = 0; i < cnt; i++) {
+		if (iov[i].iov_len > SSIZE_MAX - t)
+			return SSIZE_MAX;
+		t += iov[i].iov_len;
+	}
+	return t;
+}
+
 static long readv_slow(int fd, struct io_fd *f, const struct iovec *iov, int cnt, off_t off, int rwf)
 {
 	struct io_blk b;
@@ -97,6 +104,8 @@ static long readv_slow(int fd, struct io_fd *f, const struct iovec *iov, int cnt
 			r = try_read(b.fd, b.f, iov, cnt, off, rwf);
 			if (r == -EAGAIN)
 				continue;
+			if (off == -1 && !rwf)
+				__weft_io_read_done(b.f, r, cnt == 1 ? iov->iov_len : iov_total(iov, cnt));
 			if (b.f->waiters[IO_IN])
 				__weft_io_baton(b.f, IO_IN);
 			break;
@@ -123,24 +132,18 @@ static long do_readv(int fd, const struct iovec *iov, int cnt, off_t off, int rw
 	struct io_fd *f = __weft_io_fd(fd);
 	if (unlikely(!f) || f->kind == K_PASS || (rwf & RWF_NOWAIT))
 		return plain_readv(fd, iov, cnt, off, rwf);
+	bool stream = off == -1 && !rwf;
+	if (stream && __weft_io_known_empty(fd, f))
+		return readv_slow(fd, f, iov, cnt, off, rwf);   /* its last read was short: no system call */
 	long r = try_read(fd, f, iov, cnt, off, rwf);
 	if (likely(r != -EAGAIN)) {
+		if (stream)
+			__weft_io_read_done(f, r, cnt == 1 ? iov->iov_len : iov_total(iov, cnt));
 		if (unlikely(f->waiters[IO_IN] != NULL) && r >= 0)
 			__weft_io_baton(f, IO_IN);
 		return r;
 	}
 	return readv_slow(fd, f, iov, cnt, off, rwf);
-}
-
-static size_t iov_total(const struct iovec *iov, int cnt)
-{
-	size_t t = 0;
-	for (int i = 0; i < cnt; i++) {
-		if (iov[i].iov_len > SSIZE_MAX - t)
-			return SSIZE_MAX;
-		t += iov[i].iov_len;
-	}
-	return t;
 }
 
 #define IOV_REST_MAX 64

@@ -82,13 +82,22 @@ static long do_recvfrom(int fd, void *buf, size_t n, int flags, struct sockaddr 
 		return io_sys6(SYS_recvfrom, fd, buf, n, flags, addr, alen);
 	struct recv_ctx x = { buf, n, 0, flags, addr, alen,
 			      (flags & (MSG_WAITALL | MSG_PEEK)) == MSG_WAITALL && f->kind == K_STREAM };
-	long r = recv_try(fd, &x, NULL, true);
-	if (likely(r != -EAGAIN) && (!x.gather || r <= 0 || (size_t)r >= n)) {
-		if (unlikely(f->waiters[IO_IN] != NULL) && r >= 0)
-			__weft_io_baton(f, IO_IN);
-		return r;
+	long r;
+	if (flags == 0 && __weft_io_known_empty(fd, f)) {
+		r = -EAGAIN;                      /* its last read was short: no system call (io.h) */
+	} else {
+		r = recv_try(fd, &x, NULL, true);
+		if (flags == 0)
+			__weft_io_read_done(f, r, n);
+		if (likely(r != -EAGAIN) && (!x.gather || r <= 0 || (size_t)r >= n)) {
+			if (unlikely(f->waiters[IO_IN] != NULL) && r >= 0)
+				__weft_io_baton(f, IO_IN);
+			return r;
+		}
 	}
 	r = __weft_io_run(fd, f, IO_IN, true, -2, recv_try, &x);
+	if (flags == 0)
+		__weft_io_read_done(f, r, n);      /* f reset if closed meanwhile: no mark */
 	return (r == -EAGAIN || r == -EINTR) && x.done ? (long)x.done : r;
 }
 
@@ -405,11 +414,8 @@ static long acc_try(int fd, void *c, struct io_blk *b, bool nowait)
 {
 	(void)b;
 	struct acc_ctx *x = c;
-	if (nowait) {
-		struct pollfd p = { fd, POLLIN, 0 };
-		if (io_sys3(SYS_poll, &p, 1, 0) == 0)
-			return -EAGAIN;
-	}
+	if (nowait && !__weft_io_ready_now(fd, POLLIN))
+		return -EAGAIN;
 	return io_sys4(SYS_accept4, fd, x->addr, x->alen, x->flags);
 }
 
@@ -428,8 +434,11 @@ static long do_accept4(int fd, struct sockaddr *addr, socklen_t *alen, int flags
 		else if (unlikely(f->waiters[IO_IN] != NULL) && r >= 0)
 			__weft_io_baton(f, IO_IN);
 	}
-	if (r >= 0)
+	if (r >= 0) {
 		__weft_io_fd_born((int)r, f && f->kind == K_NOWAIT ? K_NOWAIT : K_STREAM, true, flags & SOCK_NONBLOCK);
+		if (f && (f->drain & D_TCP))
+			__weft_io_fd_set_drain((int)r, D_TCP | D_SHORT_DRAINS);
+	}
 	return r;
 }
 
@@ -456,8 +465,7 @@ static long conn_try(int fd, void *c, struct io_blk *b, bool nowait)
 	(void)c;
 	(void)b;
 	(void)nowait;
-	struct pollfd p = { fd, POLLOUT, 0 };
-	if (io_sys3(SYS_poll, &p, 1, 0) == 0)
+	if (!__weft_io_ready_now(fd, POLLOUT))
 		return -EAGAIN;
 	int err = 0;
 	socklen_t len = sizeof err;

@@ -29,11 +29,7 @@ static bool waits(int fd, struct io_fd **fp)
 	return f && f->kind != K_PASS && !(f->flags & F_UNPOLLABLE) && !__weft_io_nonblock(fd, f);
 }
 
-static bool ready(int fd, short ev)
-{
-	struct pollfd p = { fd, ev, 0 };
-	return io_sys3(SYS_poll, &p, 1, 0) != 0;
-}
+static bool ready(int fd, short ev) { return __weft_io_ready_now(fd, ev); }
 
 /* Wait until both ends (where they wait) are ready: IO_WOKEN when they
  * are, else how the wait ended. */

@@ -111,6 +111,8 @@ void __weft_io_event(int fd, uint32_t gen, uint32_t ev)
 		f->flags |= F_HUP;
 		ev |= IO_EV_IN;
 	}
+	if (unlikely(ev & IO_EV_PRI))
+		f->drain &= (uint8_t)~D_SHORT_DRAINS;   /* urgent data: a read stops at its mark */
 	if (ev & IO_EV_IN) {
 		f->ready |= IO_READY_IN;
 		wake_dir(f, IO_IN);
