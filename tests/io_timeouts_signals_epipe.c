@@ -7,7 +7,8 @@
  *    (not before it; here within 200 ms after); select writes back the time
  *    left (0 after a timeout).
  *  - SO_RCVTIMEO on a socket: a blocking recv or read with nothing to read
- *    returns -1/EAGAIN after the timeout; accept too.  SO_SNDTIMEO: a
+ *    returns -1/EAGAIN after the timeout; accept too, and a socket accepted
+ *    from such a listener inherits its timeout.  SO_SNDTIMEO: a
  *    blocking send that moved some bytes before the timeout returns that
  *    count; one that moved none returns -1/EAGAIN.
  *  - A signal caught while a UT is parked in read: the handler runs; without
@@ -125,6 +126,19 @@ static void socket_timeouts(void)
 	CHECK_EQ(accept(l, NULL, NULL), -1);
 	CHECK_EQ(errno, EAGAIN);
 	check_window(elapsed_since(t0), 50 * MS, "accept SO_RCVTIMEO");
+	/* an accepted socket inherits the listener's SO_RCVTIMEO */
+	socklen_t alen = sizeof a;
+	CHECK_OK(getsockname(l, (struct sockaddr *)&a, &alen));
+	int c = socket(AF_INET, SOCK_STREAM, 0);
+	CHECK_OK(connect(c, (struct sockaddr *)&a, sizeof a));
+	int d = accept(l, NULL, NULL);
+	CHECK(d >= 0);
+	t0 = test_now_ns();
+	CHECK_EQ(recv(d, b, 10, 0), -1);
+	CHECK_EQ(errno, EAGAIN);
+	check_window(elapsed_since(t0), 50 * MS, "recv on an accepted socket, the listener's SO_RCVTIMEO");
+	close(d);
+	close(c);
 	close(l);
 }
 

@@ -157,7 +157,9 @@ void __weft_io_fd_born(int fd, enum io_kind kind, bool socket, bool nonblock)
 		return;
 	reset(f);
 	f->kind = (uint8_t)kind;
-	f->flags = (uint8_t)((socket ? F_SOCKET : 0) | (nonblock ? F_NONBLOCK : 0));
+	/* a new socket has no SO_RCVTIMEO / SO_SNDTIMEO (accept copies the
+	 * listener's over this: sock.c) */
+	f->flags = (uint8_t)((socket ? F_SOCKET | F_TMO_KNOWN : 0) | (nonblock ? F_NONBLOCK : 0));
 	f->misc = M_PRIVATE | M_LOCAL;
 	f->flags_epoch = epoch;
 }

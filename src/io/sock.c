@@ -438,6 +438,14 @@ static long do_accept4(int fd, struct sockaddr *addr, socklen_t *alen, int flags
 		__weft_io_fd_born((int)r, f && f->kind == K_NOWAIT ? K_NOWAIT : K_STREAM, true, flags & SOCK_NONBLOCK);
 		if (f && (f->drain & D_TCP))
 			__weft_io_fd_set_drain((int)r, D_TCP | D_SHORT_DRAINS);
+		/* the kernel copies the listener's SO_RCVTIMEO / SO_SNDTIMEO */
+		struct io_fd *n = __weft_io_fd_peek((int)r);
+		if (n && f && (f->flags & F_TMO_KNOWN)) {
+			n->rcvtimeo_ms = f->rcvtimeo_ms;
+			n->sndtimeo_ms = f->sndtimeo_ms;
+		} else if (n) {
+			n->flags &= (uint8_t)~F_TMO_KNOWN;
+		}
 	}
 	return r;
 }
