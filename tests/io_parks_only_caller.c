@@ -160,6 +160,30 @@ static void trig_connect(void)
 }
 static void trig_child(void) { CHECK_EQ(write(child_gate[1], "x", 1), 1); }
 
+/* A Unix listener whose backlog is full: a blocking connect waits until
+ * the listener accepts one. */
+static struct sockaddr_un unaddr;
+static int pending = -1;
+static void setup_backlog_full(void)
+{
+	lst = socket(AF_UNIX, SOCK_STREAM, 0);
+	memset(&unaddr, 0, sizeof unaddr);
+	unaddr.sun_family = AF_UNIX;
+	snprintf(unaddr.sun_path + 1, sizeof unaddr.sun_path - 1, "weft-parks-%d", getpid());
+	CHECK_OK(bind(lst, (struct sockaddr *)&unaddr, sizeof unaddr));
+	CHECK_OK(listen(lst, 0));
+	pending = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0);
+	CHECK_OK(connect(pending, (struct sockaddr *)&unaddr, sizeof unaddr));
+}
+static void trig_accept(void)
+{
+	int a = accept(lst, NULL, NULL);
+	CHECK(a >= 0);
+	close(a);
+	close(pending);
+	pending = -1;
+}
+
 /* ---- the calls ---- */
 
 static long c_read(void) { return read(p[0], buf, 100); }
@@ -260,6 +284,13 @@ static long c_tee(void)
 	close(q[1]);
 	return r;
 }
+static long c_connect(void)
+{
+	int c = socket(AF_UNIX, SOCK_STREAM, 0);
+	long r = connect(c, (struct sockaddr *)&unaddr, sizeof unaddr);
+	s[0] = c;
+	return r;
+}
 static long status_of(pid_t r, int st) { return r == child && WIFEXITED(st) ? WEXITSTATUS(st) : -1; }
 static long c_waitpid(void) { int st; pid_t r = waitpid(child, &st, 0); return status_of(r, st); }
 static long c_waitpid_any(void) { int st; pid_t r = waitpid(-1, &st, 0); return status_of(r, st); }
@@ -290,6 +321,7 @@ static const struct io_case cases[] = {
 	{ "sendmmsg", setup_full, c_sendmmsg, trig_drain, 10000 },
 	{ "accept", setup_listener, c_accept, trig_connect, 0 },
 	{ "accept4", setup_listener, c_accept4, trig_connect, 0 },
+	{ "connect", setup_backlog_full, c_connect, trig_accept, 0 },
 	{ "poll", setup_pipe, c_poll, trig_pipe, 1 },
 	{ "ppoll", setup_pipe, c_ppoll, trig_pipe, 1 },
 	{ "select", setup_pipe, c_select, trig_pipe, 1 },

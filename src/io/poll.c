@@ -124,6 +124,21 @@ static void release_moved(struct recs *r)
 			__weft_io_orphan_done(r->v[i].fd);
 }
 
+/* After a wait and a fresh look that found r (> 0: ready, < 0: an error):
+ * is the call over?  Yes with something to report, at the deadline (r
+ * stays 0), or after a signal meant for this UT (EINTR: POSIX never
+ * restarts these calls). */
+static bool look_done(long *r, enum io_wake how)
+{
+	if (*r != 0 || how == IO_TIMEDOUT)
+		return true;
+	if (how == IO_SIGNALED) {
+		*r = -EINTR;
+		return true;
+	}
+	return false;
+}
+
 /* Park with these records until woken, the deadline, or a signal. */
 static enum io_wake park_on(struct recs *r, int64_t deadline, const sigset_t *mask, bool consuming,
 			    struct io_waiter *w)
@@ -190,14 +205,8 @@ static long do_ppoll(struct pollfd *fds, nfds_t n, int64_t deadline, const sigse
 		 * it looks again at the numbers it was given: a number closed
 		 * since reports POLLNVAL, a number reused the new file's state */
 		r = sys_ppoll0(fds, n, mask);
-		if (r != 0)
+		if (look_done(&r, how))
 			break;
-		if (how == IO_TIMEDOUT)
-			break;
-		if (how == IO_SIGNALED) {
-			r = -EINTR;
-			break;
-		}
 	}
 	release_moved(&rs);
 	recs_free(&rs);
@@ -532,17 +541,10 @@ static long do_epoll(int epfd, struct epoll_event *ev, int max, int64_t deadline
 		r = io_sys6(SYS_epoll_pwait2, fd, ev, max, &ts, mask, 8);
 		if (r == -ENOSYS)
 			r = io_sys6(SYS_epoll_pwait, fd, ev, max, 0, mask, 8);
-		if (r != 0) {
-			if (r > 0 && f->waiters[IO_IN])
-				__weft_io_baton(f, IO_IN);
+		if (r > 0 && f->waiters[IO_IN])
+			__weft_io_baton(f, IO_IN);
+		if (look_done(&r, how))
 			break;
-		}
-		if (how == IO_TIMEDOUT)
-			break;
-		if (how == IO_SIGNALED) {
-			r = -EINTR;
-			break;
-		}
 	}
 	if (fd != epfd)
 		__weft_io_orphan_done(fd);
