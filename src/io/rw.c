@@ -5,9 +5,10 @@
  * checks __read_chk, __pread_chk, __pread64_chk).
  *
  * Every one is a preadv2 / pwritev2 with RWF_NOWAIT first (offset -1 is
- * "the file position", so it serves read and write too): one system call
- * when the call can complete at once, and the descriptor's flags are never
- * touched.  Sockets, pipes, FIFOs, eventfd and timerfd take RWF_NOWAIT; a
+ * "the file position", so it serves read and write too) — or, for one
+ * buffer on a stream socket, the equivalent recvfrom / sendto with
+ * MSG_DONTWAIT: one system call when the call can complete at once, and the
+ * descriptor's flags are never touched.  Sockets, pipes, FIFOs, eventfd and timerfd take RWF_NOWAIT; a
  * file that does not (a tty, inotify) answers EOPNOTSUPP once, and from
  * then on the call asks poll() first and makes the ordinary call only when
  * it will not block.  Regular files, directories and block devices cannot
@@ -23,6 +24,7 @@
 #include "io.h"
 
 #include <limits.h>
+#include <sys/socket.h>
 #include <sys/uio.h>
 
 extern void __chk_fail(void) __attribute__((noreturn));
@@ -56,8 +58,20 @@ static long plain_writev(int fd, const struct iovec *iov, int cnt, off_t off, in
 static bool poll_ready(int fd, short ev) { return __weft_io_ready_now(fd, ev); }
 
 /* One attempt that must not block: -EAGAIN when it would. */
+/* A read or write of one buffer on a stream socket: recvfrom / sendto with
+ * MSG_DONTWAIT is the same call for the kernel (sock_read_iter and
+ * sock_write_iter make exactly that msghdr; a stream socket adds no
+ * MSG_EOR) and a shorter path than preadv2's iovec import. */
+static inline bool stream_socket_buffer(const struct io_fd *f, const struct iovec *iov, int cnt, off_t off,
+					int rwf)
+{
+	return (f->flags & F_SOCKET) && f->kind == K_STREAM && cnt == 1 && off == -1 && !rwf && iov->iov_len;
+}
+
 static long try_read(int fd, struct io_fd *f, const struct iovec *iov, int cnt, off_t off, int rwf)
 {
+	if (stream_socket_buffer(f, iov, cnt, off, rwf))
+		return io_sys6(SYS_recvfrom, fd, iov->iov_base, iov->iov_len, MSG_DONTWAIT, 0, 0);
 	if (likely(!(f->flags & F_POLLONLY_IN))) {
 		long r = sys_preadv2(fd, iov, cnt, off, rwf | RWF_NOWAIT);
 		if (likely(r != -EOPNOTSUPP))
@@ -71,6 +85,8 @@ static long try_read(int fd, struct io_fd *f, const struct iovec *iov, int cnt, 
 
 static long try_write(int fd, struct io_fd *f, const struct iovec *iov, int cnt, off_t off, int rwf)
 {
+	if (stream_socket_buffer(f, iov, cnt, off, rwf))
+		return io_sys6(SYS_sendto, fd, iov->iov_base, iov->iov_len, MSG_DONTWAIT, 0, 0);
 	if (likely(!(f->flags & F_POLLONLY_OUT))) {
 		long r = sys_pwritev2(fd, iov, cnt, off, rwf | RWF_NOWAIT);
 		if (likely(r != -EOPNOTSUPP))

@@ -211,11 +211,11 @@ enum io_wake __weft_io_wait(struct io_waiter *w)
 	w->ut = self;
 	w->signo = 0;
 	w->quantum = 0;
-	int64_t now = __weft_now();
-	if (w->deadline >= 0 && w->deadline <= now)
+	if (w->deadline >= 0 && w->deadline <= __weft_now())
 		return IO_TIMEDOUT;
 	int64_t until = w->deadline;
 	if (!link_all(w)) {
+		int64_t now = __weft_now();
 		/* a descriptor the poller cannot watch: look again soon */
 		int64_t back = w->backoff_ns ? w->backoff_ns : IO_BACKOFF_MIN_NS;
 		w->backoff_ns = back * 2 > IO_BACKOFF_MAX_NS ? IO_BACKOFF_MAX_NS : back * 2;
