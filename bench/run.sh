@@ -4,6 +4,8 @@
 #
 #   bench/run.sh BUILD_DIR [--doc FILE.md]
 #   QUICK=1 bench/run.sh BUILD_DIR        (CI smoke run: short repetitions)
+#   ONLY=REGEX bench/run.sh BUILD_DIR     (only the rows whose key matches,
+#                                          e.g. ONLY=^echo make bench)
 #
 # Each metric runs in its own process (bench-weft / bench-nptl KEY), pinned
 # to CPU 0 so that Weft's one kernel thread and NPTL's threads share one
@@ -46,6 +48,9 @@ md=$out/results.md
 meta=$out/metrics.txt
 : >"$csv"
 "$bw" --list >"$meta"
+if [ -n "${ONLY:-}" ]; then
+	awk -F'|' -v re="$ONLY" '$1 ~ re' "$meta" >"$meta.only" && mv "$meta.only" "$meta"
+fi
 
 if [ -n "$quick" ]; then limit=30; else limit=180; fi
 pin=()

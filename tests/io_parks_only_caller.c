@@ -24,6 +24,7 @@
 #include <sys/select.h>
 #include <sys/sendfile.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -305,6 +306,20 @@ static long c_waitid(void)
 	return si.si_pid == child ? si.si_status : -1;
 }
 
+#ifndef P_PIDFD
+#define P_PIDFD 3
+#endif
+static long c_waitid_pidfd(void)
+{
+	int pfd = (int)syscall(SYS_pidfd_open, child, 0);
+	if (pfd < 0)
+		return -1;
+	siginfo_t si;
+	long r = waitid(P_PIDFD, (id_t)pfd, &si, WEXITED);
+	close(pfd);
+	return r == 0 && si.si_pid == child ? si.si_status : -1;
+}
+
 static const struct io_case cases[] = {
 	{ "read", setup_pipe, c_read, trig_pipe, 5 },
 	{ "readv", setup_pipe, c_readv, trig_pipe, 5 },
@@ -336,6 +351,7 @@ static const struct io_case cases[] = {
 	{ "wait3", setup_child, c_wait3, trig_child, 5 },
 	{ "wait4", setup_child, c_wait4, trig_child, 5 },
 	{ "waitid", setup_child, c_waitid, trig_child, 5 },
+	{ "waitid(P_PIDFD)", setup_child, c_waitid_pidfd, trig_child, 5 },
 };
 
 /* splice and tee need both a socket pair and a pipe */
