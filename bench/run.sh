@@ -125,7 +125,9 @@ awk -v chart="$chartdat" -f "$here/report.awk" "$meta" "$csv" >"$out/table.md"
 chart_note=
 png=$out/chart.png
 rm -f "$png"
-if command -v gnuplot >/dev/null; then
+if [ ! -s "$chartdat" ]; then
+	chart_note="chart: no row in nanoseconds on both (ONLY=...?): no chart"
+elif command -v gnuplot >/dev/null; then
 	if ! gnuplot -e "data='$chartdat'; out='$png'; title='Weft vs NPTL, $when'" "$here/chart.gp" 2>"$out/gnuplot.txt"; then
 		chart_note="chart: gnuplot failed: $(head -c 300 "$out/gnuplot.txt")"
 		rm -f "$png"
