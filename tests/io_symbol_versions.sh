@@ -2,7 +2,7 @@
 # io_symbol_versions.sh LIBWEFT EPILOGUE_TEST_SOURCE
 #
 # Every wrapped call the io layer exports (the "io layer" block of
-# tests/epilogue_once_per_call.c's list) is defined in libweft.so under the
+# tests/epilogue_once_per_call.c's list, up to the next comment) is defined in libweft.so under the
 # version glibc gives the same name here, as the default version: so a
 # program's versioned reference (read@GLIBC_2.2.5, epoll_pwait2@GLIBC_2.35)
 # binds to Weft's when Weft is preloaded, a program linked with -lweft
@@ -13,7 +13,8 @@ lib=$1 src=$2
 libc=$(ldd "$lib" | awk '/libc\.so\.6/ { print $3 }')
 [ -n "$libc" ] && [ -r "$libc" ] || { echo "no libc.so.6 found for $lib" >&2; exit 77; }
 command -v objdump >/dev/null || { echo "objdump missing" >&2; exit 77; }
-names=$(sed -n '/the io layer (src\/io)/,/NULL,/p' "$src" | grep -o '"[A-Za-z0-9_]*"' | tr -d '"')
+names=$(awk '/the io layer \(src\/io\)/ { on = 1; next } on && (/\/\*/ || /NULL,/) { exit } on' "$src" |
+	grep -o '"[A-Za-z0-9_]*"' | tr -d '"')
 [ -n "$names" ] || { echo "no io names found in $src" >&2; exit 1; }
 objdump -T "$libc" >/tmp/iosv.libc.$$
 objdump -T "$lib" >/tmp/iosv.weft.$$
