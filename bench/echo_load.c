@@ -13,7 +13,7 @@
  * and the next request goes out.  After WARM_MS it writes "ready\n" to
  * RESULT_FD (the server samples its memory then), then measures WINDOWS
  * windows of WINDOW_MS, and for each writes one line
- *   "window RPS P50_NS P99_NS\n"
+ *   "window RPS P50_NS P99_NS REPLIES\n"
  * and finally "done\n".  Every echoed byte is checked against what was
  * sent; a wrong byte, a lost connection or a stall (no reply for 10 s)
  * ends the run with "error WHAT\n" and status 1.
@@ -219,7 +219,8 @@ int main(int argc, char **argv)
 			double secs = (double)(t - (phase_end - window)) / 1e9;
 			qsort(lat, nlat, sizeof *lat, cmp_i64);
 			int64_t p50 = nlat ? lat[nlat / 2] : 0, p99 = nlat ? lat[nlat * 99 / 100] : 0;
-			say("window %.0f %lld %lld\n", (double)replies / secs, (long long)p50, (long long)p99);
+			say("window %.0f %lld %lld %llu\n", (double)replies / secs, (long long)p50, (long long)p99,
+			    (unsigned long long)replies);
 		}
 		if (++w == windows)
 			break;

@@ -809,7 +809,7 @@ void __weft_preempt_kick(struct vp *vp) HIDDEN;
 /* ---- the poller: where the idle VP waits (sched.c calls; the io layer implements) ----
  * The idle loop in sched.c is the one place the process sleeps in the
  * kernel.  Until the io layer has a UT waiting on a descriptor it sleeps
- * there as before (clock_nanosleep to the nearest deadline, or pause);
+ * there as before (a futex wait on vp->wake, to the nearest deadline);
  * from then on the io layer has set __weft_poller, and whenever waiting()
  * is true the sleep is the poller's wait (src/io/poller.h has the whole
  * contract, docs/io.md the design).  waiting and wait are called on the
