@@ -416,3 +416,39 @@ void __weft_set_sched(struct ut *t, int policy, int prio, bool setprio)
 		return;
 	}
 }
+
+/*
+ * A mutex protocol (sync/prio.c) moves t to effective priority `prio`; its
+ * policy and base priority stay.  READY: unlinked and linked again at the
+ * head of its new level when `to_head` (a boost that ends), else at the
+ * tail (a boost that begins); BLOCKED: re-placed in its wait queue (the
+ * queue's priority order); RUNNING: only the number changes.  Never
+ * switches: the caller, once done with every UT it moves, calls
+ * __weft_preempt_check(), which keeps a preempted UT at the head of its
+ * level.  Under M:N the caller holds t's scheduling-fields lock.
+ */
+void __weft_set_effective_prio(struct ut *t, int prio, bool to_head)
+{
+	if (t->prio == prio)
+		return;
+	switch (t->state) {
+	case UT_READY: {
+		struct vp *vp = __weft_vp();
+		rq_unlink(vp, t);
+		t->prio = (uint8_t)prio;
+		rq_link(vp, t, to_head);
+		return;
+	}
+	case UT_BLOCKED:
+		t->prio = (uint8_t)prio;
+		if (t->wq) {
+			struct waitq *q = t->wq;
+			__weft_waitq_remove(q, t);
+			__weft_waitq_insert(q, t);
+		}
+		return;
+	default:
+		t->prio = (uint8_t)prio;
+		return;
+	}
+}
