@@ -62,7 +62,7 @@ static inline int take(struct wmutex *w, struct ut *self)
 		return 0;
 	__weft_held_link(w, self);
 	if (w->kind & MK_PROTOCOL)
-		__weft_prio_recompute(self);   /* the ceiling; waiters moved here by a broadcast */
+		__weft_prio_take(w, self);   /* the ceiling; waiters moved here by a broadcast */
 	return (w->kind & MK_INCONSISTENT) ? EOWNERDEAD : 0;
 }
 
@@ -119,14 +119,17 @@ int __weft_mutex_acquire(struct wmutex *w, struct ut *self, int64_t deadline)
  * old one gives it back. */
 static void release_protocol(struct wmutex *w, struct ut *old, bool preempt)
 {
+	int lent = wmutex_lends(w);
 	struct ut *next = __weft_waitq_first(&w->waiters);
 	w->owner = next;
+	if (!next && (lent < old->prio || old->prio == old->base_prio))
+		return;       /* it lent nothing the owner runs at: no change */
 	if (next) {
 		__weft_held_link(w, next);
 		__weft_unpark_nopreempt(next, 0);
-		__weft_prio_recompute(next);
+		__weft_prio_take(w, next);
 	}
-	__weft_prio_recompute(old);
+	__weft_prio_give_back(old, lent);
 	if (preempt)
 		__weft_preempt_check();
 }

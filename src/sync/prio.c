@@ -22,8 +22,10 @@
  * timeout; that is also when Linux takes it back).
  *
  * One rule for both protocols: the priority is recomputed by a linear
- * search of the held list whenever it can change (Mueller's Table 3 for
- * inheritance).  Ceilings are not kept as a stack (SRP): with the two
+ * search of the held list whenever it can fall (Mueller's Table 3 for
+ * inheritance); a rise needs no search, and a release that cannot have
+ * lowered the priority (the mutex lent less than the UT runs at) skips it,
+ * so an uncontended lock and unlock never search.  Ceilings are not kept as a stack (SRP): with the two
  * protocols nested, popping the stack at the unlock of the ceiling mutex
  * would drop a priority still inherited through the other one (Table 4,
  * step 4), and an unlock out of LIFO order would pop the wrong level.  The
@@ -92,6 +94,19 @@ void __weft_prio_recompute(struct ut *t)
 		__weft_set_effective_prio(t, p, p < t->prio);
 		t = next_owner(t);
 	}
+}
+
+void __weft_prio_take(struct wmutex *w, struct ut *t)
+{
+	int p = wmutex_lends(w);
+	if (p > t->prio)
+		__weft_set_effective_prio(t, p, false);
+}
+
+void __weft_prio_give_back(struct ut *t, int lent)
+{
+	if (lent >= t->prio && t->prio > t->base_prio)
+		__weft_prio_recompute(t);
 }
 
 void __weft_prio_inherit(struct wmutex *w, struct ut *t)

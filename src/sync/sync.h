@@ -74,9 +74,23 @@ void __weft_held_unlink(struct wmutex *w, struct ut *owner) HIDDEN;
  * UT's held list and base priority and each mutex's kind and
  * priority-ordered queue; nothing else.  None of these switches: callers
  * end with __weft_preempt_check(). */
+/* What protocol mutex w lends its owner: its ceiling, or the priority of
+ * its top waiter (0 with none). */
+static inline int wmutex_lends(const struct wmutex *w)
+{
+	if (w->kind & MK_PP)
+		return wmutex_ceiling(w);
+	return w->waiters.head ? w->waiters.head->prio : 0;
+}
 /* t's boosts may have changed: recompute its priority and carry a change
  * along the chain of PRIO_INHERIT owners it waits on. */
 void __weft_prio_recompute(struct ut *t) HIDDEN;
+/* t (running or ready, so waiting on nothing) has just become w's owner:
+ * it rises to what w lends, if that is more. */
+void __weft_prio_take(struct wmutex *w, struct ut *t) HIDDEN;
+/* t has just stopped owning a mutex that lent it `lent`: if that may have
+ * been what it ran at, search again (else nothing changed). */
+void __weft_prio_give_back(struct ut *t, int lent) HIDDEN;
 /* t (parked, or about to park, on w's queue) waits for PRIO_INHERIT mutex
  * w: w's owner, and the owners that one waits on, inherit t's priority. */
 void __weft_prio_inherit(struct wmutex *w, struct ut *t) HIDDEN;
