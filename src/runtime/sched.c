@@ -431,6 +431,31 @@ int __weft_yield_to(struct ut *t)
 	return 0;
 }
 
+/* Give a UT that is not running priority `prio` where its queue says:
+ * READY at the head or tail of its new level, BLOCKED re-placed in its
+ * wait queue's priority order; any other state keeps only the number. */
+static void place(struct vp *vp, struct ut *t, int prio, bool to_head)
+{
+	switch (t->state) {
+	case UT_READY:
+		rq_unlink(vp, t);
+		t->prio = (uint8_t)prio;
+		rq_link(vp, t, to_head);
+		return;
+	case UT_BLOCKED:
+		t->prio = (uint8_t)prio;
+		if (t->wq) {
+			struct waitq *q = t->wq;
+			__weft_waitq_remove(q, t);
+			__weft_waitq_insert(q, t);
+		}
+		return;
+	default:
+		t->prio = (uint8_t)prio;
+		return;
+	}
+}
+
 /*
  * POSIX (XSH 2.8.4): pthread_setschedparam puts a running or ready thread at
  * the tail of its (new) priority's list, even when the priority does not
@@ -448,20 +473,6 @@ void __weft_set_sched(struct ut *t, int policy, int prio, bool setprio)
 		return;
 	bool to_head = setprio && prio < old;
 	switch (t->state) {
-	case UT_READY:
-		rq_unlink(vp, t);
-		t->prio = (uint8_t)prio;
-		rq_link(vp, t, to_head);
-		__weft_preempt_check();
-		return;
-	case UT_BLOCKED:
-		t->prio = (uint8_t)prio;
-		if (t->wq) {
-			struct waitq *q = t->wq;
-			__weft_waitq_remove(q, t);
-			__weft_waitq_insert(q, t);
-		}
-		return;
 	case UT_RUNNING: {
 		t->prio = (uint8_t)prio;
 		int hp = __weft_highest_ready(vp);
@@ -471,8 +482,12 @@ void __weft_set_sched(struct ut *t, int policy, int prio, bool setprio)
 			preempt_current(vp, to_head);
 		return;
 	}
+	case UT_READY:
+		place(vp, t, prio, to_head);
+		__weft_preempt_check();
+		return;
 	default:
-		t->prio = (uint8_t)prio;
+		place(vp, t, prio, to_head);
 		return;
 	}
 }
@@ -489,26 +504,6 @@ void __weft_set_sched(struct ut *t, int policy, int prio, bool setprio)
  */
 void __weft_set_effective_prio(struct ut *t, int prio, bool to_head)
 {
-	if (t->prio == prio)
-		return;
-	switch (t->state) {
-	case UT_READY: {
-		struct vp *vp = __weft_vp();
-		rq_unlink(vp, t);
-		t->prio = (uint8_t)prio;
-		rq_link(vp, t, to_head);
-		return;
-	}
-	case UT_BLOCKED:
-		t->prio = (uint8_t)prio;
-		if (t->wq) {
-			struct waitq *q = t->wq;
-			__weft_waitq_remove(q, t);
-			__weft_waitq_insert(q, t);
-		}
-		return;
-	default:
-		t->prio = (uint8_t)prio;
-		return;
-	}
+	if (t->prio != prio)
+		place(__weft_vp(), t, prio, to_head);
 }
