@@ -11,12 +11,6 @@ static pthread_mutex_t m;
 static pthread_cond_t cv;
 static volatile int go;
 
-static void *logs(void *what)
-{
-	pt_event(what);
-	return NULL;
-}
-
 /* Wait until `go`, then log the name. */
 static void *waiter(void *name)
 {
@@ -71,7 +65,7 @@ static void *signaller(void *arg)
 		CHECK_OK(pthread_cond_broadcast(&cv));
 	else
 		CHECK_OK(pthread_cond_signal(&cv));
-	pthread_t md = pt_spawn(20, logs, "M");
+	pthread_t md = pt_spawn(20, pt_logs, "M");
 	pt_event("L:signalled");
 	CHECK_OK(pthread_mutex_unlock(&m));
 	pt_event("L:end");

@@ -16,18 +16,12 @@
 
 static pthread_mutex_t m;
 
-static void *logs(void *what)
-{
-	pt_event(what);
-	return NULL;
-}
-
 static void *dies_holding(void *arg)
 {
 	CHECK_OK(pthread_mutex_lock(&m));
 	pthread_t w = pt_spawn(25, arg, "W");           /* waits: we run at 25 */
 	pthread_t h = pt_spawn(30, arg, "H");           /* waits: we run at 30 */
-	pthread_t md = pt_spawn(20, logs, "M");         /* must wait for them all */
+	pthread_t md = pt_spawn(20, pt_logs, "M");         /* must wait for them all */
 	CHECK_OK(pthread_detach(h));
 	CHECK_OK(pthread_detach(w));
 	CHECK_OK(pthread_detach(md));
@@ -73,7 +67,7 @@ static void *low(void *arg)
 {
 	CHECK_OK(pthread_mutex_lock(&m));
 	pthread_t h = pt_spawn(30, arg, "H");
-	pthread_t md = pt_spawn(20, logs, "M");
+	pthread_t md = pt_spawn(20, pt_logs, "M");
 	pt_event("L:unlocks");
 	CHECK_OK(pthread_mutex_unlock(&m));
 	CHECK_OK(pthread_join(h, NULL));

@@ -17,12 +17,6 @@ enum { LOW = 10, MED = 20, HIGH = 30, DRIVER = 50 };
 static pthread_mutex_t m;
 static volatile int h_done;
 
-static void *logs(void *what)
-{
-	pt_event(what);
-	return NULL;
-}
-
 /* ---- a waiter times out ---- */
 
 static void *h_timed(void *arg)
@@ -39,7 +33,7 @@ static void *l_timed(void *arg)
 {
 	CHECK_OK(pthread_mutex_lock(&m));
 	pthread_t h = pt_spawn(HIGH, h_timed, NULL);   /* blocks: we run at 30 */
-	pthread_t md = pt_spawn(MED, logs, "M");        /* waits for us */
+	pthread_t md = pt_spawn(MED, pt_logs, "M");        /* waits for us */
 	/* Yield until H's deadline passes: at 30 only H can take over, and
 	 * when it does its timeout gives us back our 10. */
 	while (!h_done)
@@ -75,7 +69,7 @@ static void *l_cancel(void *arg)
 {
 	CHECK_OK(pthread_mutex_lock(&m));
 	pthread_t h = pt_spawn(HIGH, h_cancel, NULL);
-	pthread_t md = pt_spawn(MED, logs, "M");
+	pthread_t md = pt_spawn(MED, pt_logs, "M");
 	CHECK_OK(pthread_cancel(h));            /* H runs, unwinds; then M */
 	pt_event("L:after");
 	CHECK_OK(pthread_mutex_unlock(&m));
@@ -116,11 +110,11 @@ static void *l_setsched(void *arg)
 {
 	CHECK_OK(pthread_mutex_lock(&m));
 	pthread_t h = pt_spawn(HIGH, h_plain, NULL);   /* we run at 30 */
-	pthread_t md = pt_spawn(MED, logs, "M");
+	pthread_t md = pt_spawn(MED, pt_logs, "M");
 	set_prio(h, 15);                               /* we fall to 15: M runs */
 	pt_event("L:lowered");
 	set_prio(h, 40);                               /* we rise to 40 */
-	pthread_t m2 = pt_spawn(35, logs, "M35");      /* waits for us */
+	pthread_t m2 = pt_spawn(35, pt_logs, "M35");      /* waits for us */
 	/* Our own priority changes under the boost: the base only; we are
 	 * not moved, so M35 still waits. */
 	set_prio(pthread_self(), 5);

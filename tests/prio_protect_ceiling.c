@@ -20,12 +20,6 @@ static void *volatile opaque_null;
 #define NUL(T) ((T)opaque_null)
 #define PASSES_NULL __attribute__((no_sanitize("nonnull-attribute")))
 
-static void *logs(void *what)
-{
-	pt_event(what);
-	return NULL;
-}
-
 /* ---- setprioceiling while another UT holds the mutex ---- */
 
 static void *holder(void *arg)
@@ -73,7 +67,7 @@ static void setprioceiling_waits_for_holder(void)
 	PT_EXPECT("L:locked", "D:asks", "L:unlocks", "D:changed", "L:end");
 	/* Now the driver is below the ceiling: it may lock, and runs at 60. */
 	CHECK_OK(pthread_mutex_lock(&m));
-	pthread_t p = pt_spawn(55, logs, "probe55");   /* 55 < 60: waits */
+	pthread_t p = pt_spawn(55, pt_logs, "probe55");   /* 55 < 60: waits */
 	pt_event("D:locked");
 	CHECK_OK(pthread_mutex_unlock(&m));            /* back to 50: the probe runs */
 	pt_event("D:unlocked");
@@ -88,14 +82,14 @@ static void setprioceiling_waits_for_holder(void)
 static void *holder_changes(void *arg)
 {
 	CHECK_OK(pthread_mutex_lock(&m));              /* 20 */
-	pthread_t p = pt_spawn(MED, logs, "probe25");  /* waits */
+	pthread_t p = pt_spawn(MED, pt_logs, "probe25");  /* waits */
 	int old;
 	CHECK_OK(pthread_mutex_setprioceiling(&m, 15, &old));   /* down to 15: the probe runs */
 	CHECK_EQ(old, CEIL);
 	pt_event("L:lowered");
 	CHECK_OK(pthread_mutex_setprioceiling(&m, 30, &old));   /* up to 30 */
 	CHECK_EQ(old, 15);
-	pthread_t q = pt_spawn(MED, logs, "probe25b");  /* waits */
+	pthread_t q = pt_spawn(MED, pt_logs, "probe25b");  /* waits */
 	pt_event("L:raised");
 	CHECK_OK(pthread_mutex_unlock(&m));
 	pt_event("L:end");

@@ -16,23 +16,15 @@ static sem_t r0_release;
 
 struct who {
 	const char *wants, *in;
+	bool write;
 };
 
-static void *reader(void *arg)
+/* Log, take the lock (to read or to write), log, release it. */
+static void *locker(void *arg)
 {
 	const struct who *w = arg;
 	pt_event(w->wants);
-	CHECK_OK(pthread_rwlock_rdlock(&rw));
-	pt_event(w->in);
-	CHECK_OK(pthread_rwlock_unlock(&rw));
-	return NULL;
-}
-
-static void *writer(void *arg)
-{
-	const struct who *w = arg;
-	pt_event(w->wants);
-	CHECK_OK(pthread_rwlock_wrlock(&rw));
+	CHECK_OK(w->write ? pthread_rwlock_wrlock(&rw) : pthread_rwlock_rdlock(&rw));
 	pt_event(w->in);
 	CHECK_OK(pthread_rwlock_unlock(&rw));
 	return NULL;
@@ -49,8 +41,10 @@ static void *first_reader(void *arg)
 
 static void fifo_writer_holds_back_readers(int kind)
 {
-	static const struct who w20 = { "W20:wants", "W20:in" }, r10 = { "R10:wants", "R10:in" },
-				r20 = { "R20:wants", "R20:in" }, r30 = { "R30:wants", "R30:in" };
+	static const struct who w20 = { "W20:wants", "W20:in", true },
+				r10 = { "R10:wants", "R10:in", false },
+				r20 = { "R20:wants", "R20:in", false },
+				r30 = { "R30:wants", "R30:in", false };
 	pt_reset();
 	pthread_rwlockattr_t a;
 	CHECK_OK(pthread_rwlockattr_init(&a));
@@ -61,11 +55,11 @@ static void fifo_writer_holds_back_readers(int kind)
 	pt_set_self_fifo(5);                 /* each UT runs at once, up to its wait */
 	pthread_t t[5];
 	t[0] = pt_spawn(15, first_reader, NULL);
-	t[1] = pt_spawn(20, writer, (void *)&w20);
-	t[2] = pt_spawn(10, reader, (void *)&r10);      /* below the writer: waits */
+	t[1] = pt_spawn(20, locker, (void *)&w20);
+	t[2] = pt_spawn(10, locker, (void *)&r10);      /* below the writer: waits */
 	CHECK_EQ(pthread_rwlock_tryrdlock(&rw), EBUSY); /* so do we, at 5 */
-	t[3] = pt_spawn(20, reader, (void *)&r20);      /* equal: waits */
-	t[4] = pt_spawn(30, reader, (void *)&r30);      /* above: in beside R15 */
+	t[3] = pt_spawn(20, locker, (void *)&r20);      /* equal: waits */
+	t[4] = pt_spawn(30, locker, (void *)&r30);      /* above: in beside R15 */
 	CHECK_OK(sem_post(&r0_release));                /* the last reader leaves */
 	for (int i = 0; i < 5; i++)
 		CHECK_OK(pthread_join(t[i], NULL));

@@ -15,16 +15,10 @@ enum { BASE = 10, CEIL = 11, HIGH = 12, DRIVER = 50 };
 
 static pthread_mutex_t inht, ceilm;
 
-static void *logs(void *what)
-{
-	pt_event(what);
-	return NULL;
-}
-
 /* Make a probe ready at `level`: it logs `name` when it runs. */
 static pthread_t probe(int level, const char *name)
 {
-	return pt_spawn(level, logs, (void *)name);
+	return pt_spawn(level, pt_logs, (void *)name);
 }
 
 static void *contender(void *arg)

@@ -30,6 +30,13 @@ static inline void pt_event(const char *what)
 
 static inline void pt_reset(void) { pt_n = 0; }
 
+/* A UT body that logs its argument, a string, and ends. */
+static inline void *pt_logs(void *what)
+{
+	pt_event(what);
+	return NULL;
+}
+
 /* The log must be exactly want[0..n); prints both on a mismatch. */
 static inline void pt_expect_at(const char *file, int line, const char *const *want, int n)
 {
