@@ -69,7 +69,7 @@ static inline int take(struct wmutex *w, struct ut *self)
 /* Acquire without blocking: 0, EOWNERDEAD, ENOTRECOVERABLE, EAGAIN,
  * EDEADLK, EINVAL (above the ceiling), or EBUSY when the caller would have
  * to wait. */
-static int try_acquire(struct wmutex *w, struct ut *self)
+static inline __attribute__((always_inline)) int try_acquire(struct wmutex *w, struct ut *self)
 {
 	if (unlikely(w->kind & MK_NOTRECOVERABLE))
 		return ENOTRECOVERABLE;
@@ -134,7 +134,8 @@ static void release_protocol(struct wmutex *w, struct ut *old, bool preempt)
 		__weft_preempt_check();
 }
 
-void __weft_mutex_release(struct wmutex *w, bool preempt)
+/* Inlined into unlock (the protocols' uncontended unlock is all here). */
+static inline __attribute__((always_inline)) void release(struct wmutex *w, bool preempt)
 {
 	struct ut *old = w->owner;
 	w->count = 0;
@@ -167,6 +168,11 @@ void __weft_mutex_release(struct wmutex *w, bool preempt)
 		__weft_unpark(next, 0);
 	else
 		__weft_unpark_nopreempt(next, 0);
+}
+
+void __weft_mutex_release(struct wmutex *w, bool preempt)
+{
+	release(w, preempt);
 }
 
 /* Lock with an optional deadline given as (clk, abs); abs NULL: none. */
@@ -245,7 +251,7 @@ static int unlock_slow(struct wmutex *w)
 		w->count--;
 		return 0;
 	}
-	__weft_mutex_release(w, true);
+	release(w, true);
 	return 0;
 }
 

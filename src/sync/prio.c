@@ -96,13 +96,6 @@ void __weft_prio_recompute(struct ut *t)
 	}
 }
 
-void __weft_prio_take(struct wmutex *w, struct ut *t)
-{
-	int p = wmutex_lends(w);
-	if (p > t->prio)
-		__weft_set_effective_prio(t, p, false);
-}
-
 void __weft_prio_give_back(struct ut *t, int lent)
 {
 	if (lent >= t->prio && t->prio > t->base_prio)

@@ -5,7 +5,8 @@
  * Each UT keeps the robust and the protocol (PRIO_INHERIT, PRIO_PROTECT)
  * mutexes it holds on a doubly linked list headed by ut->robust_head and
  * threaded through the mutexes' own rnext/rprev words (glibc's __list
- * field), so linking and unlinking is O(1) and needs no memory.  Invariant:
+ * field), so linking and unlinking (sync.h, inline for the lock paths) is
+ * O(1) and needs no memory.  Invariant:
  * a mutex whose kind has a bit of MK_HELD_LIST is on its owner's list iff it
  * has an owner (and that owner has not exited).  The protocols read the
  * list to compute their owner's priority (prio.c).
@@ -19,27 +20,6 @@
  * orphaned so that its waiters no longer lend their priority to anyone.
  */
 #include "sync.h"
-
-void __weft_held_link(struct wmutex *w, struct ut *owner)
-{
-	struct wmutex *head = owner->robust_head;
-	w->rprev = NULL;
-	w->rnext = head;
-	if (head)
-		head->rprev = w;
-	owner->robust_head = w;
-}
-
-void __weft_held_unlink(struct wmutex *w, struct ut *owner)
-{
-	if (w->rprev)
-		w->rprev->rnext = w->rnext;
-	else
-		owner->robust_head = w->rnext;
-	if (w->rnext)
-		w->rnext->rprev = w->rprev;
-	w->rnext = w->rprev = NULL;
-}
 
 void __weft_robust_owner_died(struct ut *t)
 {

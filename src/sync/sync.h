@@ -66,9 +66,28 @@ int __weft_mutex_acquire(struct wmutex *w, struct ut *self, int64_t deadline) HI
  * owner without switching to it when `preempt` is false. */
 void __weft_mutex_release(struct wmutex *w, bool preempt) HIDDEN;
 
-/* robust.c: the owner's held list — its robust and protocol mutexes. */
-void __weft_held_link(struct wmutex *w, struct ut *owner) HIDDEN;
-void __weft_held_unlink(struct wmutex *w, struct ut *owner) HIDDEN;
+/* The owner's held list — its robust and protocol mutexes (robust.c says
+ * what it is for), threaded through the mutexes' rnext/rprev words. */
+static inline void __weft_held_link(struct wmutex *w, struct ut *owner)
+{
+	struct wmutex *head = owner->robust_head;
+	w->rprev = NULL;
+	w->rnext = head;
+	if (head)
+		head->rprev = w;
+	owner->robust_head = w;
+}
+
+static inline void __weft_held_unlink(struct wmutex *w, struct ut *owner)
+{
+	if (w->rprev)
+		w->rprev->rnext = w->rnext;
+	else
+		owner->robust_head = w->rnext;
+	if (w->rnext)
+		w->rnext->rprev = w->rprev;
+	w->rnext = w->rprev = NULL;
+}
 
 /* prio.c: PRIO_INHERIT and PRIO_PROTECT.  The protocols' state is each
  * UT's held list and base priority and each mutex's kind and
@@ -87,7 +106,12 @@ static inline int wmutex_lends(const struct wmutex *w)
 void __weft_prio_recompute(struct ut *t) HIDDEN;
 /* t (running or ready, so waiting on nothing) has just become w's owner:
  * it rises to what w lends, if that is more. */
-void __weft_prio_take(struct wmutex *w, struct ut *t) HIDDEN;
+static inline void __weft_prio_take(struct wmutex *w, struct ut *t)
+{
+	int p = wmutex_lends(w);
+	if (p > t->prio)
+		__weft_set_effective_prio(t, p, false);
+}
 /* t has just stopped owning a mutex that lent it `lent`: if that may have
  * been what it ran at, search again (else nothing changed). */
 void __weft_prio_give_back(struct ut *t, int lent) HIDDEN;
