@@ -88,8 +88,12 @@ int main(void)
 		th_yield();
 	}
 	double yield = (now_us() - t0) / (2.0 * half);
-	if (th_join(c) != NULL || turns != 2 * half || fails)
+	void *v = th_join(c);
+	if (v != NULL || turns != 2 * half || fails) {
+		fprintf(stderr, "yield: join %p, turns %ld of %ld, %ld out of turn\n", v, turns,
+			2 * half, fails);
 		return 5;
+	}
 	n = saved;
 
 	printf("Lock/Unlock = %.4f us\nFork = %.4f us\nYield = %.4f us\n", lock, fork, yield);
