@@ -45,6 +45,7 @@ struct xt_slot {
 	uint32_t next_free;            /* free list: index + 1 of the next, 0 at the end */
 	uint8_t state;                 /* enum xt_state */
 	uint8_t in_wait;               /* see xt_waiting */
+	uint8_t keyed;                 /* its thread's key holds it */
 	uint8_t narg;
 	xthread_func_t func;           /* what a new thread runs, with args */
 	long args[XTHREAD_MAXARGS];
@@ -63,13 +64,33 @@ struct xt_slot *xt_lookup(xthread_t h);
  * a pthread) is adopted at its first Xthreads call.  NULL: no memory. */
 struct xt_slot *xt_current(void);
 
+/* Make the caller an xthread (xt_table.c says how).  With ends_by_key its
+ * slot is freed by its key's destructor when it ends; without, the caller
+ * must see that xt_thread_ends runs (a cleanup in the frame that calls
+ * it).  NULL: no memory. */
+struct xt_slot *xt_adopt(bool ends_by_key);
+
+/* The calling thread, whose slot is s, ends: free s (and end the program
+ * if every other thread waits for ever). */
+void xt_thread_ends(struct xt_slot *s);
+
+/* Make s the calling thread's slot (s->pt set); false: no memory. */
+bool xt_slot_bind(struct xt_slot *s, bool ends_by_key);
+
+/* As a variable attribute in a thread's outermost frame, compiled with
+ * -fexceptions: runs xt_thread_ends on return and on the forced unwind of
+ * pthread_exit and cancellation alike. */
+static inline void xt_frame_ends(struct xt_slot **s)
+{
+	if (*s)
+		xt_thread_ends(*s);
+}
+
 /* A free slot, STARTING, generation unchanged; NULL when the table is full
  * or memory is short.  Called with the lock held. */
 struct xt_slot *xt_slot_alloc(void);
 /* Give a slot back (FREE, new generation).  Called with the lock held. */
 void xt_slot_free(struct xt_slot *s);
-/* Make the calling thread's slot current for it (its key). */
-void xt_slot_bind(struct xt_slot *s);
 
 /* The table's lock, cancellation disabled while it is held. */
 int xt_lock(void);

@@ -32,7 +32,9 @@ XT_API __attribute__((weak)) int main(int argc, char **argv, char **envp)
 			argc > 0 ? argv[0] : "weft-xthreads");
 		return 127;
 	}
-	if (!xt_current()) {
+	/* the slot is freed when this frame is left, however (-fexceptions) */
+	struct xt_slot *s __attribute__((cleanup(xt_frame_ends))) = xt_adopt(false);
+	if (!s) {
 		fprintf(stderr, "%s: cannot start Xthreads: out of memory\n",
 			argc > 0 ? argv[0] : "weft-xthreads");
 		return 1;

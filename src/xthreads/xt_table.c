@@ -32,7 +32,7 @@ static pthread_mutex_t xt_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t xt_once = PTHREAD_ONCE_INIT;
 static pthread_key_t xt_key;
 static pthread_attr_t xt_attr;
-static bool xt_ready;
+static bool xt_ready;                   /* init_once has succeeded */
 
 int xt_lock(void)
 {
@@ -110,6 +110,7 @@ struct xt_slot *xt_slot_alloc(void)
 	if (s) {
 		s->state = XT_STARTING;
 		s->in_wait = 0;
+		s->keyed = 0;
 		s->name[0] = 0;
 	}
 	return s;
@@ -165,14 +166,52 @@ void xt_wait_end(struct xt_slot *me)
 	pthread_setcancelstate(old, NULL);
 }
 
-/* ---- the calling thread's slot ---------------------------------------- */
+/* ---- the calling thread's slot ---------------------------------------
+ *
+ * Found through a map from Weft's thread slot number to our slot: a Weft
+ * pthread_t is (generation << 32 | slot) for the thread's life (docs/
+ * dropin.md), slot numbers are dense and reused, so the map stays as small
+ * as the number of threads alive at once.  A hit is checked against the
+ * whole pthread_t, so an entry left by an ended thread never counts; a
+ * thread whose number is past the map (or any other pthread_t) falls back
+ * to its key.  Not using the key for every thread matters: Weft sweeps the
+ * values of a thread that ever set one when it exits, which tripled the
+ * cost of a short-lived xthread.
+ */
+
+#define MAP_SHIFT 10
+#define MAP_CHUNK (1u << MAP_SHIFT)
+#define MAP_MAX_CHUNKS 1024u
+
+static struct xt_slot **map[MAP_MAX_CHUNKS];
+
+static struct xt_slot **map_entry(pthread_t pt, bool make)
+{
+	uint64_t k = (uint64_t)pt & 0xffffffffu;
+	if ((k >> MAP_SHIFT) >= MAP_MAX_CHUNKS)
+		return NULL;
+	struct xt_slot **c = __atomic_load_n(&map[k >> MAP_SHIFT], __ATOMIC_ACQUIRE);
+	if (!c && make) {
+		int old = xt_lock();
+		c = map[k >> MAP_SHIFT];
+		if (!c && (c = calloc(MAP_CHUNK, sizeof *c)))
+			__atomic_store_n(&map[k >> MAP_SHIFT], c, __ATOMIC_RELEASE);
+		xt_unlock(old);
+	}
+	return c ? &c[k & (MAP_CHUNK - 1)] : NULL;
+}
 
 /* A thread ends (returns, xthread_exit, destroyed): free its slot, and if
- * it was the last thread not waiting, end the program. */
-static void slot_release(void *p)
+ * it was the last thread not waiting, end the program.  The thread runs
+ * this itself, from its start frame's cleanup or its key's destructor. */
+void xt_thread_ends(struct xt_slot *s)
 {
-	struct xt_slot *s = p;
+	if (s->keyed && pthread_getspecific(xt_key) == s)
+		pthread_setspecific(xt_key, NULL);  /* ended by its frame: no destructor */
+	struct xt_slot **e = map_entry(s->pt, false);
 	int old = xt_lock();
+	if (e && *e == s)
+		*e = NULL;
 	if (s->in_wait) {
 		s->in_wait = 0;
 		__atomic_sub_fetch(&xt_waiting, 1, __ATOMIC_RELAXED);
@@ -185,34 +224,62 @@ static void slot_release(void *p)
 		exit(0);
 }
 
+static void key_destructor(void *p)
+{
+	xt_thread_ends(p);
+}
+
 static void init_once(void)
 {
 	struct sched_param sp = { .sched_priority = XTHREAD_DEFAULT_PRIO };
-	if (pthread_key_create(&xt_key, slot_release) != 0 || pthread_attr_init(&xt_attr) != 0 ||
+	if (pthread_key_create(&xt_key, key_destructor) != 0 || pthread_attr_init(&xt_attr) != 0 ||
 	    pthread_attr_setdetachstate(&xt_attr, PTHREAD_CREATE_DETACHED) != 0 ||
 	    pthread_attr_setinheritsched(&xt_attr, PTHREAD_EXPLICIT_SCHED) != 0 ||
 	    pthread_attr_setschedpolicy(&xt_attr, SCHED_FIFO) != 0 ||
 	    pthread_attr_setschedparam(&xt_attr, &sp) != 0)
 		return;
-	xt_ready = true;
+	__atomic_store_n(&xt_ready, true, __ATOMIC_RELEASE);
+}
+
+static bool ready(void)
+{
+	if (__atomic_load_n(&xt_ready, __ATOMIC_ACQUIRE))
+		return true;
+	pthread_once(&xt_once, init_once);
+	return __atomic_load_n(&xt_ready, __ATOMIC_ACQUIRE);
 }
 
 const pthread_attr_t *xt_default_attr(void)
 {
-	pthread_once(&xt_once, init_once);
-	return xt_ready ? &xt_attr : NULL;
+	return ready() ? &xt_attr : NULL;
 }
 
-void xt_slot_bind(struct xt_slot *s)
+bool xt_slot_bind(struct xt_slot *s, bool ends_by_key)
 {
-	pthread_setspecific(xt_key, s);
+	struct xt_slot **e = map_entry(s->pt, true);
+	if (e)
+		*e = s;
+	if (!ends_by_key && e)
+		return true;
+	/* the key finds it (no map entry) or ends it, or both */
+	if (pthread_setspecific(xt_key, s) != 0) {
+		if (e)
+			*e = NULL;
+		return false;
+	}
+	s->keyed = 1;
+	return true;
 }
 
 /* Make the caller an xthread: a slot, an Xinu priority (a SCHED_OTHER
  * thread gets XTHREAD_DEFAULT_PRIO; a FIFO or RR one keeps its own) and
- * asynchronous cancellation, as xthread_create gives its threads. */
-static struct xt_slot *adopt(void)
+ * asynchronous cancellation, as xthread_create gives its threads.  Unless
+ * the caller frees its slot itself when it ends (`ends_by_key` false: the
+ * initial thread under xmain), its key's destructor will. */
+struct xt_slot *xt_adopt(bool ends_by_key)
 {
+	if (!ready())
+		return NULL;
 	int old = xt_lock();
 	struct xt_slot *s = xt_slot_alloc();
 	if (s) {
@@ -222,7 +289,12 @@ static struct xt_slot *adopt(void)
 	xt_unlock(old);
 	if (!s)
 		return NULL;
-	xt_slot_bind(s);
+	if (!xt_slot_bind(s, ends_by_key)) {
+		old = xt_lock();
+		xt_slot_free(s);
+		xt_unlock(old);
+		return NULL;
+	}
 	int policy;
 	struct sched_param sp;
 	if (pthread_getschedparam(s->pt, &policy, &sp) == 0 && policy != SCHED_FIFO &&
@@ -236,8 +308,13 @@ static struct xt_slot *adopt(void)
 
 struct xt_slot *xt_current(void)
 {
-	if (!xt_default_attr())
+	pthread_t me = pthread_self();
+	struct xt_slot **e = map_entry(me, false);
+	struct xt_slot *s = e ? *e : NULL;
+	if (s && s->pt == me && s->state != XT_FREE)
+		return s;
+	if (!ready())
 		return NULL;
-	struct xt_slot *s = pthread_getspecific(xt_key);
-	return s ? s : adopt();
+	s = pthread_getspecific(xt_key);
+	return s ? s : xt_adopt(true);
 }

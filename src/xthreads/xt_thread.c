@@ -7,7 +7,8 @@
  * highest priority ready thread runs; equal priorities first-come,
  * first-served; the running thread runs until it ends or is suspended").
  * Its start routine binds its slot, turns asynchronous cancellation on and
- * calls the function with its word arguments.  Destroying it cancels it
+ * calls the function with its word arguments; the slot is freed as the
+ * start routine's frame is left, however it is left.  Destroying it cancels it
  * (it unwinds wherever it is parked or stopped, running none of its code)
  * and then lets it run at once, just above the destroyer, so that when
  * xthread_destroy returns it has ended and its slot is free.
@@ -24,11 +25,14 @@ typedef void (*xt_fn16)(long, long, long, long, long, long, long, long, long, lo
 
 static void *xt_start(void *p)
 {
-	struct xt_slot *s = p;
+	/* freed when this frame is left: by return, or unwound by
+	 * xthread_exit or xthread_destroy (this file has -fexceptions) */
+	struct xt_slot *s __attribute__((cleanup(xt_frame_ends))) = p;
 	s->pt = pthread_self();
 	if (s->state == XT_STARTING)
 		s->state = XT_ALIVE;
-	xt_slot_bind(s);
+	if (!xt_slot_bind(s, false))
+		return NULL;                      /* no memory: end unseen */
 	if (s->name[0])
 		pthread_setname_np(s->pt, s->name);
 	/* a destroy that came before we ran acts here */
