@@ -13,12 +13,15 @@
  *
  * Invariant: this header is self-contained, C (C99 on) and C++ alike, and
  * declares nothing outside the names th_*, TH_* and (in C, unless
- * WEFT_MYTH_NO_MUTEX_NAME is defined) the paper's type name `mutex`.
+ * WEFT_MYTH_NO_MUTEX_NAME is defined) the paper's type name `mutex`; an
+ * inline call behaves exactly as the library's function of the same name.
  */
 #ifndef WEFT_MYTH_H
 #define WEFT_MYTH_H
 
+#include <errno.h>
 #include <pthread.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -92,6 +95,44 @@ int th_mutex_destroy(th_mutex_t *m);
 #if !defined(__cplusplus) && !defined(WEFT_MYTH_NO_MUTEX_NAME)
 /* Figure 1's name for the lock type: th_mutex_lock(mutex *m). */
 typedef th_mutex_t mutex;
+#endif
+
+/* The lock calls and th_self are inline here, over the pthread calls that
+ * are their bodies (an uncontested lock is "a handful of instructions", as
+ * the paper wants); libweft-myth still defines each, for &th_mutex_lock and
+ * dlsym.  WEFT_MYTH_NO_INLINE turns this off.  th_yield is not: glibc
+ * declares sched_yield a leaf, which would let the compiler keep a file's
+ * static variables in registers across the yield, while the other threads
+ * change them; a call into the library is opaque. */
+#if !defined(WEFT_MYTH_NO_INLINE)
+static inline int th_call_result__(int e)
+{
+	if (e) {
+		errno = e;
+		return TH_ERR;
+	}
+	return 0;
+}
+static inline int th_mutex_lock_inline__(th_mutex_t *m)
+{
+	return th_call_result__(m ? pthread_mutex_lock(&m->lock__) : EINVAL);
+}
+static inline int th_mutex_unlock_inline__(th_mutex_t *m)
+{
+	return th_call_result__(m ? pthread_mutex_unlock(&m->lock__) : EINVAL);
+}
+static inline int th_mutex_trylock_inline__(th_mutex_t *m)
+{
+	return th_call_result__(m ? pthread_mutex_trylock(&m->lock__) : EINVAL);
+}
+static inline th_thread_t th_self_inline__(void)
+{
+	return (th_thread_t)(uintptr_t)pthread_self();
+}
+#define th_mutex_lock(m) th_mutex_lock_inline__(m)
+#define th_mutex_unlock(m) th_mutex_unlock_inline__(m)
+#define th_mutex_trylock(m) th_mutex_trylock_inline__(m)
+#define th_self() th_self_inline__()
 #endif
 
 /* Any function may be forked: th_fork converts it to th_func_t, by way of

@@ -13,6 +13,7 @@
  * 0 or -1 with errno set (th_fork: NULL; th_join: TH_JOIN_FAILED), never a
  * POSIX code as its value, and never crashes on a bad thread handle.
  */
+#define WEFT_MYTH_NO_INLINE 1      /* define the functions themselves */
 #include <weft/myth.h>
 
 #include <errno.h>
