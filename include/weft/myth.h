@@ -13,8 +13,9 @@
  *
  * Invariant: this header is self-contained, C (C99 on) and C++ alike, and
  * declares nothing outside the names th_*, TH_* and (in C, unless
- * WEFT_MYTH_NO_MUTEX_NAME is defined) the paper's type name `mutex`; an
- * inline call behaves exactly as the library's function of the same name.
+ * WEFT_MYTH_NO_MUTEX_NAME is defined) the paper's type name `mutex` (and
+ * weft_version, as <weft.h> does); an inline call behaves exactly as the
+ * library's function of the same name.
  */
 #ifndef WEFT_MYTH_H
 #define WEFT_MYTH_H
@@ -140,6 +141,16 @@ static inline th_thread_t th_self_inline__(void)
  * word argument; a function returning nothing gives its joiner an
  * unspecified value). */
 #define th_fork(func, arg) th_fork((th_func_t)(void (*)(void))(func), (arg))
+
+/* Every file that includes this header names libweft itself, so that the
+ * linker keeps libweft in the program's NEEDED list, ahead of libc, in
+ * whatever order -lweft and this interface's library are given (under
+ * --as-needed a program that names only this interface's calls would
+ * otherwise lose it, and get libc's pthread_* calls). */
+const char *weft_version(void);   /* as <weft.h> declares it */
+#if defined(__GNUC__) || defined(__clang__)
+static const char *(*const th_needs_weft__)(void) __attribute__((used)) = weft_version;
+#endif
 
 #ifdef __cplusplus
 }

@@ -14,7 +14,8 @@
  * paper is silent are listed there.
  *
  * Invariant: this header is self-contained, C (C99 on) and C++ alike, and
- * declares nothing outside the names xthread_*, xentry, Xevent and XT*.
+ * declares nothing outside the names xthread_*, xentry, Xevent and XT*
+ * (and weft_version, as <weft.h> does).
  */
 #ifndef WEFT_XTHREADS_H
 #define WEFT_XTHREADS_H
@@ -170,6 +171,16 @@ XTCALL xthread_attr_init(xthread_attr_t *attrp);
 #define xthread_create(xptr, attrp, func, ...) \
 	xthread_create((xptr), (attrp), (xthread_func_t)(func), XT_WORDS_(__VA_ARGS__))
 #define xthread_send(xptr, msg) xthread_send((xptr), (XTCALL)(msg))
+
+/* Every file that includes this header names libweft itself, so that the
+ * linker keeps libweft in the program's NEEDED list, ahead of libc, in
+ * whatever order -lweft and this interface's library are given (under
+ * --as-needed a program that names only this interface's calls would
+ * otherwise lose it, and get libc's pthread_* calls). */
+const char *weft_version(void);   /* as <weft.h> declares it */
+#if defined(__GNUC__) || defined(__clang__)
+static const char *(*const xt_needs_weft_)(void) __attribute__((used)) = weft_version;
+#endif
 
 #ifdef __cplusplus
 }

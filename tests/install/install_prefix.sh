@@ -42,7 +42,8 @@ out=$("$p/prog") || fail "program on the installed library exited $?"
 # with xmain and no main, and a Myth program, each naming no Weft symbol, with
 # only their include line and pkg-config (under the compiler's default
 # --as-needed), C and C++; their threads must be Weft's (one kernel thread),
-# and the same with the static libraries.
+# with -lweft in either place, and with the static libraries; without
+# -lweft they must not link.
 cat >"$p/xt.c" <<'C'
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -89,6 +90,12 @@ for lib in weft-xthreads weft-myth; do
 	cc -O2 "$src" -o "$p/seed" $flags || fail "build with pkg-config $lib"
 	out=$("$p/seed") || fail "$lib program exited $?"
 	[ "$out" = "$want" ] || fail "$lib program: $out"
+	# -lweft first works as well (the header names libweft), and without it no link
+	cc -O2 -I"$p/include" "$src" -o "$p/seed" -L"$p/lib" -Wl,-rpath,"$p/lib" -lweft -l$lib ||
+		fail "build with -lweft -l$lib"
+	out=$("$p/seed") && [ "$out" = "$want" ] || fail "$lib program linked -lweft first: $out"
+	cc -O2 -I"$p/include" "$src" -o "$p/seed" -L"$p/lib" -l$lib 2>/dev/null &&
+		fail "$lib linked without -lweft (it would run on glibc's threads)"
 	cc -O2 -I"$p/include" "$src" -o "$p/seed-static" "$p/lib/lib$lib.a" "$p/lib/libweft.a" ||
 		fail "build with lib$lib.a"
 	out=$("$p/seed-static") || fail "$lib program on the static libraries exited $?"
