@@ -6,10 +6,12 @@
  * A program written against Myth builds against this header and
  * `pkg-config --cflags --libs weft-myth`, its include line changed and
  * nothing else.  Myth threads are Weft UTs scheduled round-robin without
- * priorities (SCHED_OTHER); its locks are Weft mutexes.  docs/myth.md is the
- * full description; the paper defines no error values, so these calls
- * follow the BSD convention of their day: 0 on success, -1 (TH_ERR) with
- * errno set on failure; th_fork answers NULL and th_join TH_JOIN_FAILED.
+ * priorities or time slicing (all at SCHED_FIFO 1: th_init and th_fork move
+ * the caller there, children inherit it); its locks are Weft mutexes.
+ * docs/myth.md is the full description; the paper defines no error values,
+ * so these calls follow the BSD convention of their day: 0 on success, -1
+ * (TH_ERR) with errno set on failure; th_fork answers NULL and th_join
+ * TH_JOIN_FAILED.
  *
  * Invariant: this header is self-contained, C (C99 on) and C++ alike, and
  * declares nothing outside the names th_*, TH_* and (in C, unless
@@ -38,7 +40,8 @@ typedef struct th_thread *th_thread_t;
 /* What th_fork runs: func(arg), whose value th_join returns. */
 typedef void *(*th_func_t)(void *);
 
-/* Initialise the package for at most mp virtual processors (mp >= 1).
+/* Initialise the package for at most mp virtual processors (mp >= 1), and
+ * make the caller a Myth thread (SCHED_FIFO 1, unless it is FIFO or RR).
  * Weft runs one virtual processor until its M:N scheduler lands: mp is
  * recorded and the program runs correctly on one; calling th_init is
  * optional and may be repeated.  0, or -1 with errno EINVAL (mp < 1 or
@@ -60,7 +63,9 @@ extern char th_join_failed__;
 #define TH_JOIN_FAILED ((void *)&th_join_failed__)
 
 /* Give the processor to the next ready thread, round-robin; go on at once
- * if none is ready.  0. */
+ * if none is ready.  Nothing else takes the processor from a Myth thread
+ * (no time slicing), so between two yields or waits a thread runs alone.
+ * 0. */
 int th_yield(void);
 
 /* The calling thread's handle (the initial thread has one too). */

@@ -2,16 +2,23 @@
  * myth.c — libweft-myth: Myth's calls (Small & Seltzer 1995, section 3.2
  * and Figure 1) as a thin layer over Weft's public pthread API.
  *
- * A Myth thread is a joinable UT at SCHED_OTHER (Myth: "the user level
- * scheduler selects waiting threads round-robin; no thread priority scheme
- * is implemented"); its handle is its pthread_t seen as a pointer, so every
- * handle is checked by Weft (generations) and a stale or made-up one is
- * refused with ESRCH, never followed.  A lock is a Weft mutex of the
- * default type: uncontended it costs a load and a store, contended it
- * parks only the caller and is handed to the first waiter, and like
- * Figure 1's word any thread may release it.  Invariant: every call returns
- * 0 or -1 with errno set (th_fork: NULL; th_join: TH_JOIN_FAILED), never a
- * POSIX code as its value, and never crashes on a bad thread handle.
+ * A Myth thread is a joinable UT, and Myth threads are cooperative: Myth
+ * "selects waiting threads round-robin; no thread priority scheme is
+ * implemented", and nothing preempts a thread.  So every Myth thread runs
+ * at one level, SCHED_FIFO priority 1, which Weft never time-slices and
+ * where th_yield sends the caller to the back of the level: th_init and
+ * th_fork move a SCHED_OTHER caller there, and children inherit their
+ * parent's scheduling (a FIFO or RR caller keeps its own).  A thread's
+ * handle is its pthread_t seen as a pointer, so every handle is checked by
+ * Weft (generations) and a stale or made-up one is refused with ESRCH,
+ * never followed.  A lock is a Weft mutex of the default type: uncontended
+ * it costs a load and a store, contended it parks only the caller and is
+ * handed to the first waiter, and like Figure 1's word any thread may
+ * release it.  Invariants: a thread that has called th_init or th_fork, and
+ * every thread it forks, is at SCHED_FIFO 1 unless the program chose FIFO
+ * or RR itself; every call returns 0 or -1 with errno set (th_fork: NULL;
+ * th_join: TH_JOIN_FAILED), never a POSIX code as its value, and never
+ * crashes on a bad thread handle.
  */
 #define WEFT_MYTH_NO_INLINE 1      /* define the functions themselves */
 #include <weft/myth.h>
@@ -33,6 +40,23 @@ static int th_vps = 1;
 static inline th_thread_t handle_of(pthread_t t) { return (th_thread_t)(uintptr_t)t; }
 static inline pthread_t thread_of(th_thread_t h) { return (pthread_t)(uintptr_t)h; }
 
+#define TH_LEVEL 1                 /* Myth's one level: SCHED_FIFO 1 */
+
+/* The caller becomes a Myth thread: a time-sliced caller (SCHED_OTHER)
+ * moves to Myth's level; a FIFO or RR one keeps its scheduling, and its
+ * children share it. */
+static void join_level(void)
+{
+	int policy;
+	struct sched_param sp;
+	pthread_t self = pthread_self();
+	if (pthread_getschedparam(self, &policy, &sp) == 0 && policy != SCHED_FIFO &&
+	    policy != SCHED_RR) {
+		sp.sched_priority = TH_LEVEL;
+		pthread_setschedparam(self, SCHED_FIFO, &sp);
+	}
+}
+
 static int fail(int e)
 {
 	errno = e;
@@ -44,6 +68,7 @@ TH_API int th_init(int mp)
 	if (mp < 1 || mp > 1024)
 		return fail(EINVAL);
 	th_mp = mp;
+	join_level();
 	/* Weft runs the VPs it was started with (WEFT_VPS; one until M:N);
 	 * this is also the library's one reference to a name only libweft
 	 * defines, so a link without -lweft after -lweft-myth fails rather
@@ -60,6 +85,7 @@ TH_API th_thread_t (th_fork)(th_func_t func, void *arg)
 		errno = EINVAL;
 		return NULL;
 	}
+	join_level();                  /* the child inherits the level */
 	pthread_t t;
 	int e = pthread_create(&t, NULL, func, arg);
 	if (e) {
