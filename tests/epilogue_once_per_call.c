@@ -89,6 +89,7 @@ static const char *exempt[] = {
 	"_pthread_cleanup_push_defer", "_pthread_cleanup_pop_restore",
 	"sigaction", "__sigaction", "signal", "bsd_signal", "sysv_signal", "__sysv_signal",
 	"sigset", "siginterrupt", "longjmp", "_longjmp", "siglongjmp", "__longjmp_chk",
+	"dlopen", "dlmopen",
 	"weft_version", "weft_stats_get", "weft_thread_stats_get", "weft_timeslice_get",
 	"weft_timeslice_set", "weft_ras_register",
 	NULL,

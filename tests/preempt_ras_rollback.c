@@ -56,7 +56,9 @@ int main(void)
 	struct weft_stats s0 = preempt_test_stats();
 	uint64_t unprotected = run_round();
 	struct weft_stats s1 = preempt_test_stats();
-	CHECK(s1.preemptions - s0.preemptions > 100);
+	/* the tick switched the incrementers many times (how many depends on
+	 * the slice in force, never below the machine's tick-cost floor) */
+	CHECK(s1.preemptions - s0.preemptions > 10);
 	CHECK(unprotected < NTH * per_ut);          /* the control: updates were lost */
 	CHECK_EQ(s1.ras_rollbacks, s0.ras_rollbacks);
 

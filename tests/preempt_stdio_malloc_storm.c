@@ -38,7 +38,7 @@ int main(void)
 	pthread_t t[NTH];
 	for (int i = 0; i < NTH; i++)
 		CHECK_OK(pthread_create(&t[i], NULL, storm, (void *)(intptr_t)i));
-	struct timespec five = { 5 / TEST_SCALE, 0 };
+	struct timespec five = { 5 / TEST_SCALE, (5 % TEST_SCALE) * 1000000000L / TEST_SCALE };
 	CHECK_OK(nanosleep(&five, NULL));
 	stop = 1;
 	for (int i = 0; i < NTH; i++)

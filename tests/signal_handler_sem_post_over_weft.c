@@ -50,7 +50,7 @@ static void *waiter(void *arg)
 			CHECK_EQ(errno, EINTR);
 		if (done)
 			return arg;
-		taken++;
+		__atomic_fetch_add(&taken, 1, __ATOMIC_RELAXED);
 	}
 }
 

@@ -14,24 +14,24 @@
 enum { N = 100000 / TEST_SCALE };
 
 static volatile int release;
-static volatile int started, finished;
+static int started, finished;     /* updated atomically: the tick may preempt a UT anywhere */
 static pthread_t chain[N];
 
 static void *head(void *arg)
 {
-	started++;
+	__atomic_fetch_add(&started, 1, __ATOMIC_RELAXED);
 	while (!release)
 		usleep(1000);
-	finished++;
+	__atomic_fetch_add(&finished, 1, __ATOMIC_RELAXED);
 	return NULL;
 }
 
 static void *link_(void *arg)
 {
-	started++;
+	__atomic_fetch_add(&started, 1, __ATOMIC_RELAXED);
 	pthread_t prev = chain[(intptr_t)arg - 1];
 	CHECK_OK(pthread_join(prev, NULL));
-	finished++;
+	__atomic_fetch_add(&finished, 1, __ATOMIC_RELAXED);
 	return NULL;
 }
 
@@ -74,7 +74,11 @@ int main(void)
 
 	for (intptr_t i = 0; i < N; i++)
 		CHECK_OK(pthread_create(&chain[i], NULL, i ? link_ : head, (void *)i));
-	usleep(2000);                      /* every UT runs once and parks */
+	/* every UT runs once and parks (a tick may send one round the queue
+	 * again before it gets there, so wait for it rather than assume) */
+	int64_t limit = test_now_ns() + 10000000000ll;
+	while (__atomic_load_n(&started, __ATOMIC_RELAXED) < N && test_now_ns() < limit)
+		usleep(2000);
 	CHECK_EQ(started, N);
 	CHECK_EQ(finished, 0);
 

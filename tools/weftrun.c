@@ -1,7 +1,8 @@
 /*
  * weftrun — run an unmodified program on Weft.
  *
- *   weftrun [--vps N] [--sched POLICY] [--stack SIZE] [--timeslice TIME] [--] PROGRAM [ARGS]
+ *   weftrun [--vps N] [--sched POLICY] [--stack SIZE] [--timeslice TIME]
+ *           [--dump-signal SIG[:exit]] [--] PROGRAM [ARGS]
  *   weftrun --sched random|pct:DEPTH --seeds A-B [--jobs N] [--timeout SEC] [--] PROGRAM [ARGS]
  *
  * The second form runs PROGRAM once per seed (seeds.c) and reports the
@@ -58,6 +59,10 @@ static const char usage_text[] =
 	"  --timeout SEC     a run longer than this fails, with --seeds (default 60)\n"
 	"  --stack SIZE      default thread stack, bytes or with K/M/G (WEFT_STACK_SIZE)\n"
 	"  --timeslice TIME  time slice: 10, 10ms, 100us; 0 turns slicing off (WEFT_TIMESLICE)\n"
+	"  --dump-signal SIG[:exit]\n"
+	"                    on signal SIG (e.g. SIGQUIT), print every thread, what it\n"
+	"                    waits on and its backtrace on stderr, then go on, or exit\n"
+	"                    by SIG with :exit (WEFT_DUMP_SIGNAL)\n"
 	"  --help            print this help and exit\n"
 	"  --version         print the version and exit\n"
 	"\n"
@@ -132,6 +137,7 @@ static const struct option_spec options[] = {
 	{ "--timeout", "WEFTRUN_TIMEOUT", valid_seconds },
 	{ "--stack", "WEFT_STACK_SIZE", valid_size },
 	{ "--timeslice", "WEFT_TIMESLICE", valid_duration },
+	{ "--dump-signal", "WEFT_DUMP_SIGNAL", valid_word },
 };
 
 static void usage_error(const char *fmt, const char *what)

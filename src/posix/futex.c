@@ -60,11 +60,11 @@ static long fail(int err)
 	return -1;
 }
 
-/* True on the kernel thread that runs UTs: its errno is the VP's. */
+/* True on the kernel thread that runs UTs. */
 static bool on_vp_thread(void)
 {
 	__weft_ensure();
-	return &errno == __weft_vp()->errnop;
+	return __weft_on_vp_thread(__weft_vp());
 }
 
 static long kernel_syscall(long nr, long a1, long a2, long a3, long a4, long a5, long a6)

@@ -17,11 +17,14 @@
  *   WEFT_NOPREEMPT   more libraries never interrupted (preempt.c)
  *   WEFT_DEADLOCK    report / off: what to do when every UT is blocked
  *   WEFT_TRACE       a file to write the schedule to
+ *   WEFT_TLS         auto / on / off: each UT its own thread-local storage (tls.c)
+ *   WEFT_DUMP_SIGNAL a signal that prints every UT (dump.c), optionally :exit
  *
  * This runs inside __weft_init, possibly before main and before stdio is
  * safe to use from a constructor, so it uses getenv and write(2) only.
  */
 #include "rt.h"
+#include "dump.h"
 
 #include <limits.h>
 #include <signal.h>
@@ -225,6 +228,40 @@ static void read_deadlock(struct weft_config *cfg)
 		__weft_warn("weft: WEFT_DEADLOCK=%s is not report or off; using the default off", v);
 }
 
+/* auto (the default: per-UT TLS once a module other than libc, ld.so and
+ * Weft has TLS), on, off. */
+static void read_tls(struct weft_config *cfg)
+{
+	const char *v = value_of("WEFT_TLS");
+	if (!v || strcmp(v, "auto") == 0)
+		return;
+	if (strcmp(v, "on") == 0 || strcmp(v, "off") == 0)
+		cfg->tls = v;
+	else
+		__weft_warn("weft: WEFT_TLS=%s is not auto, on or off; using the default auto", v);
+}
+
+/* A signal whose arrival prints every UT (dump.c parses the value; signal.c
+ * installs the action).  Never the tick's signal: the tick keeps its own. */
+static void read_dump_signal(struct weft_config *cfg)
+{
+	const char *v = value_of("WEFT_DUMP_SIGNAL");
+	bool then_exit;
+	if (!v)
+		return;
+	int sig = __weft_dump_signal_parse(v, &then_exit);
+	if (sig < 0) {
+		__weft_warn("weft: WEFT_DUMP_SIGNAL=%s is not a usable signal (e.g. SIGQUIT, SIGUSR1:exit, SIGRTMIN+3); no dump signal", v);
+		return;
+	}
+	if (sig == cfg->preempt_signal) {
+		__weft_warn("weft: WEFT_DUMP_SIGNAL=%s is the time slice's signal (WEFT_PREEMPT_SIGNAL); no dump signal", v);
+		return;
+	}
+	cfg->dump_signal = sig;
+	cfg->dump_exit = then_exit;
+}
+
 void __weft_config_init(struct weft_config *cfg)
 {
 	cfg->timeslice_ns = TIMESLICE_DEFAULT_MS * 1000000ull;
@@ -237,5 +274,7 @@ void __weft_config_init(struct weft_config *cfg)
 	read_preempt_signal(cfg);
 	read_deadlock(cfg);
 	cfg->nopreempt = value_of("WEFT_NOPREEMPT");
+	read_tls(cfg);
 	cfg->trace_path = value_of("WEFT_TRACE");
+	read_dump_signal(cfg);
 }

@@ -21,10 +21,12 @@
  *
  * WEFT_TRACE=FILE writes one line per switch, creation and exit (thread ids,
  * no times or addresses) so two runs can be compared.  WEFT_DEADLOCK=report
- * (on by itself under the debug policies) prints every blocked UT and what
- * it waits on when nothing can ever wake any of them, then aborts.
+ * (on by itself under the debug policies) prints every blocked UT, what it
+ * waits on and its backtrace when nothing can ever wake any of them (the
+ * thread dump's printer, dump.c), then aborts.
  */
 #include "rt.h"
+#include "dump.h"
 #include "weft.h"
 
 #include <fcntl.h>
@@ -284,48 +286,13 @@ static void at_exit_report(void)
 		schedule_summary("weft: ");
 }
 
-static const char *wait_name(int k)
-{
-	static const char *names[] = {
-		[WAIT_NONE] = "nothing", [WAIT_SLEEP] = "a sleep", [WAIT_JOIN] = "a join",
-		[WAIT_MUTEX] = "mutex", [WAIT_COND] = "condition", [WAIT_RWLOCK] = "rwlock",
-		[WAIT_BARRIER] = "barrier", [WAIT_SEM] = "semaphore", [WAIT_ONCE] = "pthread_once",
-		[WAIT_EVENT] = "event", [WAIT_MAILBOX] = "its mailbox", [WAIT_SPIN] = "spinlock",
-		[WAIT_FUTEX] = "futex", [WAIT_PAUSE] = "a signal in pause()", [WAIT_OTHER] = "something",
-	};
-	return k >= 0 && k <= WAIT_OTHER && names[k] ? names[k] : "something";
-}
-
-static void describe_one(struct ut *t, void *ctx)
-{
-	(void)ctx;
-	if (t->state != UT_BLOCKED)
-		return;
-	char what[160];
-	const struct ut *holder = __weft_hooks.wait_holder(t);
-	if (t->wait_kind == WAIT_JOIN && t->wait_obj) {
-		const struct ut *target = t->wait_obj;
-		snprintf(what, sizeof what, "joins thread %llu \"%s\"",
-			 (unsigned long long)target->id, target->name);
-	} else if (holder) {
-		snprintf(what, sizeof what, "waits for %s %p held by thread %llu \"%s\"",
-			 wait_name(t->wait_kind), t->wait_obj, (unsigned long long)holder->id,
-			 holder->name);
-	} else if (t->wait_obj) {
-		snprintf(what, sizeof what, "waits for %s %p", wait_name(t->wait_kind), t->wait_obj);
-	} else {
-		snprintf(what, sizeof what, "waits for %s", wait_name(t->wait_kind));
-	}
-	say("weft:   thread %llu \"%s\" %s\n", (unsigned long long)t->id, t->name, what);
-}
-
 void __weft_deadlock(void)
 {
 	struct vp *vp = __weft_vp();
 	if (!__weft_cfg()->deadlock_report && !vp->sched_debug)
 		return;
 	say("weft: deadlock: every thread is blocked and nothing can wake any of them\n");
-	__weft_ut_foreach(describe_one, NULL);
+	__weft_dump_threads(2, "weft: ", DUMP_BLOCKED_ONLY | DUMP_BACKTRACE);
 	if (vp->sched_debug)
 		schedule_summary("weft: ");
 	if (__weft_proc.trace)

@@ -30,7 +30,11 @@ void __weft_ut_exit(void *retval)
 {
 	struct vp *vp = __weft_vp();
 	struct ut *self = vp->cur;
+	/* glibc's order: C++ thread_local destructors, then keys' destructors
+	 * (in the hook), then the thread's TLS state is let go */
+	__weft_tls_exit_dtors(self);
 	__weft_hooks.ut_exiting(self);
+	__weft_tls_detach(self);
 	self->retval = retval;
 	__weft_wake_all_nopreempt(&self->joinq, 0);
 	vp->stat.exited++;

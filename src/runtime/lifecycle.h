@@ -57,7 +57,16 @@ static inline __attribute__((always_inline)) int __weft_ut_spawn_inline(const st
 	t->policy = (uint8_t)how->policy;
 	t->prio = t->base_prio = (uint8_t)how->prio;
 	memcpy(t->name, self->name, sizeof t->name);  /* as clone() copies comm */
-	t->sp = __weft_arch_frame(t->stack.hi, __weft_ut_main, t);
+	char *top = t->stack.hi;
+	if (unlikely(vp->tp_on)) {
+		e = __weft_tls_attach(t, &top);
+		if (e) {
+			__weft_stack_put(&t->stack);
+			__weft_ut_free(t);
+			return e;
+		}
+	}
+	t->sp = __weft_arch_frame(top, __weft_ut_main, t);
 	*out = t;
 	__weft_proc.live++;
 	vp->stat.created++;

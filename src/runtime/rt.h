@@ -53,6 +53,8 @@
 
 #include "lockorder.h"
 
+void *__weft_arch_thread_self(void) __attribute__((visibility("hidden")));   /* arch/<isa>/arch.c */
+
 #define HIDDEN __attribute__((visibility("hidden")))
 #define EXPORT __attribute__((visibility("default")))
 #define likely(x) __builtin_expect(!!(x), 1)
@@ -140,7 +142,8 @@ struct ut {
 	int64_t deadline;             /* CLOCK_MONOTONIC ns, valid iff tindex */
 	uint64_t id;                  /* 1 for main, then 2, 3, ...; never reused */
 	void *wait_obj;               /* what it waits on, while BLOCKED */
-	void *tp;                     /* thread pointer to load at switch-in (the TLS seam; NULL: the VP's) */
+	void *tp;                     /* its thread pointer (tls.c); NULL: none of its own yet */
+	struct tls_ctx *tls;          /* its TLS context from the pool (tls.c), or NULL */
 	void *(*start)(void *);
 	void *arg;
 	void *retval;
@@ -286,8 +289,11 @@ struct vp {
 	struct vp_deferred deferred;
 	/* ---- start-up ---- */
 	pid_t tid;                        /* the kernel thread carrying this VP */
-	int *errnop;                      /* that kernel thread's errno */
+	int *errnop;                      /* errno to save and restore at a switch: the kernel
+					   * thread's; errno_sink once UTs have TLS of their own */
+	int errno_sink;
 	void *tp0;                        /* that kernel thread's own thread pointer */
+	void *self0;                      /* and glibc's THREAD_SELF for it */
 	unsigned index;                   /* 0 .. nvps-1 */
 #ifdef WEFT_DEBUG
 	uint8_t held[16];                 /* lock classes held, for the order check */
@@ -305,6 +311,9 @@ struct weft_config {
 	bool deadlock_report;             /* WEFT_DEADLOCK=report */
 	const char *trace_path;           /* WEFT_TRACE */
 	unsigned vps;                     /* WEFT_VPS */
+	const char *tls;                  /* WEFT_TLS: auto (unset), on, off */
+	int dump_signal;                  /* WEFT_DUMP_SIGNAL (0: none; signal.c owns it) */
+	bool dump_exit;                   /* ... with :exit: end after the dump */
 };
 
 /*
@@ -349,7 +358,10 @@ struct weft_hooks {
 	void (*cancel_act)(void) __attribute__((noreturn));
 	/* An epilogue found async_cancel set: act if the caller is armed. */
 	void (*cancel_async_point)(void);
-	/* The UT that holds what t waits on (mutex owner, rwlock writer). */
+	/* The UT that holds what t waits on (mutex owner, rwlock writer).
+	 * A pure read, no lock and no allocation: the thread dump calls it
+	 * from the dump signal's handler (signal.c, dump.c).  A new wait kind
+	 * needs its name in dump.c's table too. */
 	struct ut *(*wait_holder)(const struct ut *t);
 };
 extern const struct weft_hooks __weft_hooks HIDDEN;
@@ -414,6 +426,23 @@ void __weft_ut_exit(void *retval) HIDDEN __attribute__((noreturn));
 void __weft_ut_reap(struct ut *t) HIDDEN;
 /* The entry of every new UT (sched.c): switch-in work, epilogue, start. */
 void __weft_ut_main(void *t) HIDDEN __attribute__((noreturn));
+
+/* ---- per-UT thread-local storage (tls.c) ---- */
+void __weft_tls_init(void) HIDDEN;
+/* Modules were loaded (dlopen): TLS may have to become per UT. */
+void __weft_tls_modules_changed(void) HIDDEN;
+bool __weft_tls_per_ut(void) HIDDEN;
+/* Give a new UT its thread block at the top of its stack; *stack_top is
+ * where its stack then starts.  0, EAGAIN or EINVAL (no room). */
+int __weft_tls_attach(struct ut *t, char **stack_top) HIDDEN;
+/* A UT made before UTs had TLS of their own, about to run. */
+void __weft_tls_attach_late(struct ut *t) HIDDEN;
+/* At exit, in the UT's own TLS: C++ thread_local destructors first ... */
+void __weft_tls_exit_dtors(struct ut *self) HIDDEN;
+/* ... and, after its keys' destructors, its context back to the pool. */
+void __weft_tls_detach(struct ut *self) HIDDEN;
+/* Is the calling kernel thread this VP's?  (glibc's THREAD_SELF for it) */
+static inline bool __weft_on_vp_thread(const struct vp *vp);
 
 /* ---- scheduler (sched.c) ---- */
 /* Make t READY at the tail of its priority; no switch. */
@@ -572,6 +601,8 @@ int __weft_kernel_sigaction(int sig, const struct sigaction *act, struct sigacti
 /* The program's action for sig, if it has a handler (for the tick's
  * forwarding of a same-numbered program signal). */
 void __weft_signal_forward(int sig, siginfo_t *si, void *uc) HIDDEN;
+/* Install the dump signal's handler, if WEFT_DUMP_SIGNAL named one (init). */
+void __weft_dump_signal_init(void) HIDDEN;
 /* Deliver signals deferred while Weft's text ran (epilogue, idle). */
 void __weft_signals_deliver(struct vp *vp) HIDDEN;
 /* A program handler runs over protected code on this stack pointer. */
@@ -654,6 +685,11 @@ static inline void __weft_testcancel(void)
  * due, or when pthread_cancel wakes it; the caller then tidies up (a
  * condition wait relocks its mutex) and acts on it. */
 int __weft_park_cancellable(struct waitq *q, int64_t deadline, enum wait_kind kind, void *obj) HIDDEN;
+
+static inline bool __weft_on_vp_thread(const struct vp *vp)
+{
+	return __weft_started && __weft_arch_thread_self() == vp->self0;
+}
 
 /* ---- fatal errors (fault.c) ---- */
 void __weft_fault_init(void) HIDDEN;

@@ -145,10 +145,15 @@ static inline void switch_to(struct vp *vp, struct ut *next)
 	if (unlikely(vp->switch_care)) {
 		if (vp->trace_on)
 			__weft_trace_switch(prev, next);
-		/* The thread-pointer slot: a UT with TLS of its own carries its
-		 * own thread pointer; UTs without share the kernel thread's. */
-		if (vp->tp_on && next->tp != prev->tp)
-			__weft_arch_tp_set(next->tp ? next->tp : vp->tp0);
+		/* The thread-pointer slot: once UTs have TLS of their own
+		 * (tls.c), each carries its own thread pointer; one made before
+		 * gets its block now, before it runs. */
+		if (vp->tp_on) {
+			if (unlikely(!next->tp))
+				__weft_tls_attach_late(next);
+			if (next->tp != prev->tp)
+				__weft_arch_tp_set(next->tp);
+		}
 	}
 	san_leave(prev, next);
 	__weft_switch(&prev->sp, next->sp);

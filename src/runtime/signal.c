@@ -33,6 +33,13 @@
  * it is recorded and run by the tick handler for signals that are not the
  * tick's own (preempt.c).
  *
+ * The dump signal (WEFT_DUMP_SIGNAL) is Weft's, like the tick's: its
+ * handler (on_dump) prints every UT (dump.c) where the runtime's state is
+ * whole — at once when the PC is outside Weft's text, else deferred like a
+ * program signal and acted on by deliver_one at the next epilogue or in the
+ * idle loop.  A program's sigaction for it is recorded and reported back,
+ * never installed (a JVM's SIGQUIT works the same way).
+ *
  * Publication.  actions[sig] is read by the dispatcher (async) and written
  * by sigaction (mainline): each signal has two copies, the writer fills the
  * one not in use and then switches `cur` with one store; a handler that
@@ -44,6 +51,7 @@
  * it finds the mark stale (its handler left by longjmp).
  */
 #include "rt.h"
+#include "dump.h"
 #include "../arch/arch.h"
 
 #include <string.h>
@@ -202,7 +210,7 @@ static void handler_mask(sigset_t *m, const sigset_t *interrupted, const struct 
 
 static bool on_vp_thread(const struct vp *vp)
 {
-	return __weft_started && __weft_raw_syscall6(SYS_gettid, 0, 0, 0, 0, 0, 0) == vp->tid;
+	return __weft_on_vp_thread(vp);
 }
 
 /* Keep sig for the next epilogue.  It stays blocked (the interrupted
@@ -276,6 +284,10 @@ void __weft_signal_forward(int sig, siginfo_t *si, void *uc)
 /* Run one deferred signal's handler with its mask, as the kernel would. */
 static void deliver_one(struct vp *vp, int sig, siginfo_t *si)
 {
+	if (sig == __weft_proc.cfg.dump_signal) {
+		__weft_dump_on_signal(sig, __weft_proc.cfg.dump_exit);
+		return;
+	}
 	const struct sigaction *a = action_of(sig);
 	if (!is_handler(a)) {
 		if (a->sa_handler == SIG_DFL)   /* the default action, by the kernel */
@@ -377,7 +389,8 @@ int __weft_sigaction(int sig, const struct sigaction *act, struct sigaction *old
 		errno = EINVAL;
 		return -1;
 	}
-	if (!dispatched(sig) && sig != __weft_tick_signal())
+	bool weft_owned = sig == __weft_tick_signal() || sig == __weft_proc.cfg.dump_signal;
+	if (!dispatched(sig) && !weft_owned)
 		return kernel_sigaction(sig, act, old);
 	struct prog_action *p = &actions[sig];
 	struct sigaction now;
@@ -388,12 +401,12 @@ int __weft_sigaction(int sig, const struct sigaction *act, struct sigaction *old
 	if (old) {
 		if (!p->set) {
 			*old = now;
-			if (sig == __weft_tick_signal())
+			if (weft_owned)
 				memset(old, 0, sizeof *old);    /* Weft's: the program sees SIG_DFL */
 		} else {
 			*old = *action_of(sig);
 			/* SA_RESETHAND fired: the kernel put SIG_DFL back */
-			if (is_handler(old) && sig != __weft_tick_signal() &&
+			if (is_handler(old) && !weft_owned &&
 			    now.sa_sigaction != (void (*)(int, siginfo_t *, void *))dispatch)
 				old->sa_handler = now.sa_handler;
 			old->sa_flags |= now.sa_flags & SA_RESTORER;
@@ -414,6 +427,8 @@ int __weft_sigaction(int sig, const struct sigaction *act, struct sigaction *old
 	p->set = 1;
 	if (sig == __weft_tick_signal())
 		return 0;                    /* the tick's handler forwards to it */
+	if (sig == __weft_proc.cfg.dump_signal)
+		return 0;                    /* recorded, not installed: the dump keeps it */
 	if (!is_handler(act))
 		return kernel_sigaction(sig, act, NULL);
 	struct sigaction k = *act;
@@ -422,6 +437,45 @@ int __weft_sigaction(int sig, const struct sigaction *act, struct sigaction *old
 	k.sa_flags &= ~SA_NODEFER;          /* the dispatcher applies it itself */
 	__weft_signal_block_all(&k.sa_mask);
 	return kernel_sigaction(sig, &k, NULL);
+}
+
+/* ---- the dump signal ---------------------------------------------------- */
+
+/* Async: reads only the range table (published), vp->cur for the noswitch
+ * test and writes what defer() writes.  Outside Weft's text the runtime's
+ * state is whole, so the dump (a pure read of the UT table, write(2) and a
+ * preloaded unwinder) runs at once, even over libc. */
+static void on_dump(int sig, siginfo_t *si, void *ucv)
+{
+	ucontext_t *uc = ucv;
+	int saved_errno = errno;
+	struct vp *vp = __weft_vp();
+	if (!on_vp_thread(vp)) {
+		/* another kernel thread took it: the VP's kernel thread dumps,
+		 * where no Weft code can be half way through on its behalf */
+		__weft_raw_syscall6(SYS_tgkill, getpid(), vp->tid, sig, 0, 0, 0);
+	} else if (__weft_pc_in_weft(__weft_arch_pc(uc))) {
+		defer(vp, sig, si);
+		add_pending(&uc->uc_sigmask, vp->deferred.pending);
+	} else {
+		__weft_dump_on_signal(sig, __weft_proc.cfg.dump_exit);
+	}
+	errno = saved_errno;
+}
+
+void __weft_dump_signal_init(void)
+{
+	int sig = __weft_proc.cfg.dump_signal;
+	if (!sig)
+		return;
+	__weft_dump_prepare();
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_sigaction = on_dump;
+	sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
+	__weft_signal_block_all(&sa.sa_mask);
+	if (kernel_sigaction(sig, &sa, NULL) != 0)
+		__weft_warn("weft: WEFT_DUMP_SIGNAL: cannot install the handler for signal %d", sig);
 }
 
 /* ---- pause() ------------------------------------------------------------- */

@@ -96,6 +96,7 @@ void __weft_init(void)
 	vp->errnop = &errno;
 	vp->tid = gettid();
 	vp->tp0 = __weft_arch_tp_get();
+	vp->self0 = __weft_arch_thread_self();
 	/* UT 1 exists before anything here can allocate: malloc may be a
 	 * sanitizer's, which calls back into pthread_getspecific. */
 	struct ut *t = __weft_ut_alloc();
@@ -114,8 +115,10 @@ void __weft_init(void)
 	if (proc->cfg.stack_size)
 		__weft_stack_set_default_size(proc->cfg.stack_size);
 	__weft_fault_init();
+	__weft_tls_init();
 	__weft_preempt_init();
 	__weft_sched_debug_init();
+	__weft_dump_signal_init();
 	pthread_atfork(NULL, NULL, after_fork_child);
 	errno = saved;
 }

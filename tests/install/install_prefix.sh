@@ -15,6 +15,10 @@ for f in bin/weftrun include/weft.h lib/libweft.a lib/libweft.so lib/libweft.so.
 	lib/libweft-myth.so lib/libweft-myth.so.0 lib/libweft-myth.a lib/pkgconfig/weft-myth.pc; do
 	[ -e "$p/$f" ] || fail "missing $f"
 done
+# gdb's auto-load path for the library's real file: $datadir/gdb/auto-load/<libdir>/
+real=$(basename "$(readlink -f "$p/lib/libweft.so.0")")
+cmp -s "$p/share/gdb/auto-load$(readlink -f "$p")/lib/$real-gdb.py" "$src/tools/gdb/weft-gdb.py" ||
+	fail "no gdb auto-load script share/gdb/auto-load$(readlink -f "$p")/lib/$real-gdb.py"
 cat >"$p/prog.c" <<'C'
 #include <pthread.h>
 #include <stdio.h>

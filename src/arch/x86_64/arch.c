@@ -47,3 +47,8 @@ bool __weft_arch_fake_calls_possible(void)
 	__weft_xsave_size = b;            /* bytes for the features the OS enabled */
 	return true;
 }
+
+void *__weft_arch_thread_self(void)
+{
+	return __weft_arch_thread_self_inline();
+}

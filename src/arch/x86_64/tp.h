@@ -42,3 +42,13 @@ static inline uintptr_t __weft_arch_jmpbuf_sp(const long jb[8])
 	v = (v >> 17) | (v << (64 - 17));
 	return v ^ guard;
 }
+
+/* glibc's THREAD_SELF: the thread descriptor the TCB header names (%fs:0x10);
+ * arch.c has an out-of-line copy for the layers above. */
+void *__weft_arch_thread_self(void) __attribute__((visibility("hidden")));
+static inline void *__weft_arch_thread_self_inline(void)
+{
+	void *self;
+	__asm__ volatile("movq %%fs:0x10, %0" : "=r"(self));
+	return self;
+}

@@ -1,0 +1,492 @@
+/*
+ * tls.c — each UT its own thread-local storage, laid out as glibc lays out
+ * a thread.
+ *
+ * Owns: the decision whether UTs get TLS of their own (tls_mode), the layout
+ * of a UT's thread block, the pool of TLS contexts, and the glibc entry
+ * points it needs.  docs/architecture.md ("Per-UT TLS") gives the design and
+ * its consequences; in short:
+ *
+ *   - A UT's thread pointer points at a TCB that glibc can use: the header
+ *     glibc and the compiler read through %fs (tcbhead_t: the TCB's own
+ *     address, the DTV, the stack and pointer guards, multiple_threads), the
+ *     few struct pthread fields glibc reads through %fs (tid,
+ *     stackblock_size, cancelhandling, the rseq area), and below it the
+ *     static TLS blocks of every module, initialised by glibc's own
+ *     _dl_allocate_tls_init.  Modules loaded later get their TLS through the
+ *     UT's DTV and __tls_get_addr, as for any thread.
+ *   - glibc's notion of the current thread (THREAD_SELF, the header's `self`)
+ *     stays the VP's kernel thread: libc's recursive locks (stdio, the
+ *     loader) see one owner per VP, so a UT that holds flockfile while it
+ *     waits on a Weft object can never make another UT's printf block the
+ *     process, and libc's own per-thread state behind THREAD_SELF (strerror
+ *     buffers, the resolver's) stays the kernel thread's.
+ *   - The block lives at the top of the UT's stack (as NPTL puts it): the TCB
+ *     in the top 2368 bytes, the static TLS below, the stack below that, so
+ *     an idle UT still touches one page.
+ *   - Pay only for what is used: while no module but libc, ld.so and Weft has
+ *     TLS, UTs share the kernel thread's TLS (errno saved and restored at
+ *     each switch), and a switch costs nothing more.  Once a module with TLS
+ *     is loaded (at start or by dlopen), every UT gets its own; UTs that
+ *     existed before get theirs when they next run.
+ *   - At exit a UT runs its C++ thread_local destructors (__call_tls_dtors)
+ *     before its keys' destructors, as glibc orders them.  Its TLS context —
+ *     the DTV, and the words glibc's malloc keeps per thread (its tcache and
+ *     arena, which glibc frees only on a kernel thread's exit) — goes to a
+ *     pool for the next UT: nothing is allocated when a UT is made in the
+ *     steady state, and nothing leaks however many UTs come and go.
+ *
+ * Facts about glibc (2.36, x86-64) this relies on are checked at start-up
+ * against the running kernel thread; if one does not hold, UTs keep sharing
+ * the kernel thread's TLS and one line says why.
+ *
+ * Readers: the mainline only.  Signal handlers use TLS through the running
+ * UT's thread pointer and never touch the pool.
+ */
+#include "rt.h"
+#include "../arch/arch.h"
+
+#include <dlfcn.h>
+#include <link.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/* struct pthread (glibc 2.36, x86-64): the fields read through %fs. */
+#define TCB_TID 720
+#define TCB_CANCELHANDLING 776
+#define TCB_STACKBLOCK 1680
+#define TCB_STACKBLOCK_SIZE 1688
+#define TCB_HEADER_SIZE 0x50        /* tcbhead_t up to and including feature_1 */
+#define RSEQ_CPU_ID_REGISTRATION_FAILED (-2)
+#define TCB_ALIGN 64u
+#define MAX_MALLOC_WORDS 8
+
+/* tcbhead_t (sysdeps/x86_64/nptl/tls.h), the public part of the ABI. */
+struct tcb_header {
+	void *tcb;
+	void *dtv;
+	void *self;
+	int multiple_threads;
+	int gscope_flag;
+	uintptr_t sysinfo;
+	uintptr_t stack_guard;
+	uintptr_t pointer_guard;
+	unsigned long vgetcpu_cache[2];
+	unsigned int feature_1;
+	int unused1;
+};
+_Static_assert(sizeof(struct tcb_header) == TCB_HEADER_SIZE, "tcbhead_t prefix");
+
+/* glibc's dtv_t: a counter or a (value, block to free) pair. */
+typedef union {
+	size_t counter;
+	struct {
+		void *val;
+		void *to_free;
+	} pointer;
+} dtv_t;
+#define TLS_DTV_UNALLOCATED ((void *)-1l)
+
+/* What a UT's TLS carries from one UT to the next. */
+struct tls_ctx {
+	struct tls_ctx *next;
+	dtv_t *dtv;                      /* as in the header: dtv[-1].counter is its length */
+	void *storage;                   /* the TCB, when not on a stack (a late attach) */
+	uint64_t malloc_words[MAX_MALLOC_WORDS];
+};
+
+enum tls_mode { TLS_SHARED = 0, TLS_PER_UT };
+
+static struct {
+	uint8_t mode;                    /* enum tls_mode */
+	bool checked;                    /* the glibc facts were looked at */
+	bool usable;                     /* ... and they hold */
+	size_t tcb_size;                 /* sizeof(struct pthread) */
+	size_t align;                    /* the thread pointer's alignment: glibc's static TLS
+					  * alignment, at least the TCB's 64 */
+	size_t reserve;                  /* static TLS in use below the TCB, rounded up */
+	size_t static_size;              /* glibc's dl_tls_static_size */
+	long rseq_offset;
+	long errno_offset;               /* errno's place relative to the thread pointer */
+	size_t max_modid;                /* highest TLS module id seen (the DTV entries in use) */
+	unsigned nmw;
+	long mw_off[MAX_MALLOC_WORDS];   /* malloc's per-thread words, relative to tp */
+	void *(*allocate_tls)(void *);
+	void *(*allocate_tls_init)(void *, bool);
+	void (*deallocate_tls)(void *, bool);
+	void (*get_static_info)(size_t *, size_t *);
+	void (*call_tls_dtors)(void);
+	struct tls_ctx *pool;
+} tls;
+
+extern const long __rseq_offset __attribute__((weak));
+extern void *__libc_stack_end;
+
+/* The TLS contexts of UTs that have their own TLS (ut->tls). */
+static inline struct tls_ctx *ctx_of(const struct ut *t) { return t->tls; }
+
+static void *glibc_private(const char *name)
+{
+	void *p = dlvsym(RTLD_DEFAULT, name, "GLIBC_PRIVATE");
+	return p ? p : dlsym(RTLD_DEFAULT, name);
+}
+
+/* ---- modules ------------------------------------------------------------- */
+
+static bool is_runtime_module(const char *name)
+{
+	const char *base = strrchr(name, '/');
+	base = base ? base + 1 : name;
+	return strncmp(base, "libc.so", 7) == 0 || strncmp(base, "ld-linux", 8) == 0 ||
+	       strncmp(base, "libweft", 7) == 0;
+}
+
+struct scan {
+	bool other_tls;                  /* a module other than libc/ld.so/Weft has TLS */
+	size_t max_modid;
+	uintptr_t tp;
+	size_t max_offset;               /* deepest static TLS block below tp */
+	uintptr_t libc_block;            /* libc's block in the calling thread */
+	size_t libc_size;
+};
+
+static int scan_module(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	struct scan *sc = arg;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_TLS)
+			continue;
+		const char *name = info->dlpi_name ? info->dlpi_name : "";
+		if (!is_runtime_module(name) || !name[0])
+			sc->other_tls = true;
+		if (info->dlpi_tls_modid > sc->max_modid)
+			sc->max_modid = info->dlpi_tls_modid;
+		uintptr_t data = (uintptr_t)info->dlpi_tls_data;
+		if (data && data < sc->tp && sc->tp - data <= tls.static_size) {
+			size_t off = sc->tp - data;
+			if (off > sc->max_offset)
+				sc->max_offset = off;
+			const char *base = strrchr(name, '/');
+			base = base ? base + 1 : name;
+			if (strncmp(base, "libc.so", 7) == 0) {
+				sc->libc_block = data;
+				sc->libc_size = ph->p_memsz;
+			}
+		}
+	}
+	return 0;
+}
+
+static struct scan scan_modules(void)
+{
+	struct scan sc = { .tp = (uintptr_t)__weft_vp()->tp0 };
+	dl_iterate_phdr(scan_module, &sc);
+	return sc;
+}
+
+/* ---- the glibc facts --------------------------------------------------- */
+
+static const char *check_glibc(void)
+{
+	tls.allocate_tls = (void *(*)(void *))glibc_private("_dl_allocate_tls");
+	tls.allocate_tls_init = (void *(*)(void *, bool))glibc_private("_dl_allocate_tls_init");
+	tls.deallocate_tls = (void (*)(void *, bool))glibc_private("_dl_deallocate_tls");
+	tls.get_static_info = (void (*)(size_t *, size_t *))glibc_private("_dl_get_tls_static_info");
+	tls.call_tls_dtors = (void (*)(void))glibc_private("__call_tls_dtors");
+	if (!tls.allocate_tls || !tls.allocate_tls_init || !tls.deallocate_tls ||
+	    !tls.get_static_info || !tls.call_tls_dtors)
+		return "glibc's TLS entry points are missing";
+	if (!&__rseq_offset)
+		return "this glibc has no __rseq_offset";
+	char *tp = __weft_vp()->tp0;
+	const struct tcb_header *h = (const void *)tp;
+	if (h->tcb != tp || h->self != tp)
+		return "the thread pointer does not point at glibc's TCB";
+	if (*(pid_t *)(tp + TCB_TID) != (pid_t)__weft_raw_syscall6(SYS_gettid, 0, 0, 0, 0, 0, 0))
+		return "struct pthread's tid is not where glibc 2.36 keeps it";
+	if (*(size_t *)(tp + TCB_STACKBLOCK_SIZE) != (size_t)__libc_stack_end)
+		return "struct pthread's stackblock_size is not where glibc 2.36 keeps it";
+	tls.rseq_offset = __rseq_offset;
+	tls.tcb_size = (size_t)tls.rseq_offset + 32;
+	if (tls.tcb_size % TCB_ALIGN || tls.tcb_size < TCB_STACKBLOCK_SIZE + 8 || tls.tcb_size > 4096)
+		return "struct pthread does not have glibc 2.36's size";
+	size_t align;
+	tls.get_static_info(&tls.static_size, &align);
+	if (align & (align - 1) || align > 65536 || tls.static_size <= tls.tcb_size)
+		return "glibc's static TLS is not laid out as expected";
+	tls.align = align > TCB_ALIGN ? align : TCB_ALIGN;
+	tls.errno_offset = (char *)&errno - tp;
+	return NULL;
+}
+
+/* ---- a UT's thread block ------------------------------------------------ */
+
+/*
+ * Make `tp` a TCB glibc accepts for a UT of this VP, its stack [lo, hi).
+ * glibc reads and writes only a few struct pthread fields through %fs
+ * (the header, tid, cancelhandling, the robust list, stackblock_size, the
+ * rseq area; NPTL's keys and cleanup buffers, which Weft replaces): a TCB
+ * this VP set up for an earlier UT on the same stack is clean apart from
+ * those, so only memory that was not one of ours is cleared whole.
+ */
+static void tcb_fill(char *tp, const struct vp *vp, const char *lo, const char *hi)
+{
+	const struct tcb_header *k = vp->tp0;
+	struct tcb_header *h = (struct tcb_header *)tp;
+	if (h->tcb != tp || h->self != k->self)
+		memset(tp, 0, tls.tcb_size);
+	else
+		memset(tp, 0, sizeof *h);
+	h->tcb = tp;
+	h->self = k->self;                 /* THREAD_SELF: the VP's kernel thread */
+	h->multiple_threads = k->multiple_threads;
+	h->sysinfo = k->sysinfo;
+	h->stack_guard = k->stack_guard;
+	h->pointer_guard = k->pointer_guard;
+	h->feature_1 = k->feature_1;
+	*(pid_t *)(tp + TCB_TID) = vp->tid;
+	*(int *)(tp + TCB_CANCELHANDLING) = 0;
+	*(const void **)(tp + TCB_STACKBLOCK) = lo;
+	*(size_t *)(tp + TCB_STACKBLOCK_SIZE) = (size_t)(hi - lo);
+	/* not registered with the kernel: sched_getcpu asks the kernel */
+	*(int32_t *)(tp + tls.rseq_offset + 4) = RSEQ_CPU_ID_REGISTRATION_FAILED;
+}
+
+static struct tls_ctx *ctx_take(void)
+{
+	struct tls_ctx *c = tls.pool;
+	if (c) {
+		tls.pool = c->next;
+		return c;
+	}
+	return calloc(1, sizeof *c);
+}
+
+/* Give `tp` its DTV and fresh static TLS, keeping malloc's per-thread
+ * state of the context it inherits. */
+static int tls_init_block(char *tp, struct tls_ctx *c)
+{
+	struct tcb_header *h = (struct tcb_header *)tp;
+	if (c->dtv) {
+		h->dtv = c->dtv;
+		if (!tls.allocate_tls_init(tp, true))
+			return EAGAIN;
+	} else if (!tls.allocate_tls(tp)) {
+		return EAGAIN;
+	}
+	c->dtv = h->dtv;
+	for (unsigned i = 0; i < tls.nmw; i++)
+		*(uint64_t *)(tp + tls.mw_off[i]) = c->malloc_words[i];
+	return 0;
+}
+
+int __weft_tls_attach(struct ut *t, char **stack_top)
+{
+	struct vp *vp = __weft_vp();
+	uintptr_t hi = (uintptr_t)t->stack.hi;
+	uintptr_t tp = (hi - tls.tcb_size) & ~(uintptr_t)(tls.align - 1);
+	uintptr_t floor = (tp - tls.reserve) & ~(uintptr_t)15;
+	if (floor < (uintptr_t)t->stack.lo + 4096)
+		return EINVAL;                 /* no room for a thread block and a stack */
+	struct tls_ctx *c = ctx_take();
+	if (!c)
+		return EAGAIN;
+	tcb_fill((char *)tp, vp, t->stack.lo, t->stack.hi);
+	int e = tls_init_block((char *)tp, c);
+	if (e) {
+		c->next = tls.pool;
+		tls.pool = c;
+		return e;
+	}
+	t->tp = (void *)tp;
+	t->tls = c;
+	*stack_top = (char *)floor;
+	return 0;
+}
+
+/* A UT made before UTs had TLS of their own gets it when it next runs: its
+ * stack's top is in use, so the block is glibc's own allocation. */
+void __weft_tls_attach_late(struct ut *t)
+{
+	struct vp *vp = __weft_vp();
+	if (t == NULL || t->tp)
+		return;
+	struct tls_ctx *c = ctx_take();
+	char *tp = NULL;
+	if (c && c->storage) {
+		tp = c->storage;
+	} else if (c) {
+		tp = tls.allocate_tls(NULL);       /* TCB + static TLS + DTV */
+		if (tp) {
+			c->dtv = ((struct tcb_header *)tp)->dtv;
+			c->storage = tp;
+		}
+	}
+	if (!tp)
+		__weft_die("no memory for thread %llu's thread-local storage", (unsigned long long)t->id);
+	dtv_t *dtv = c->dtv;
+	tcb_fill(tp, vp, t->stack.lo, t->stack.hi);
+	((struct tcb_header *)tp)->dtv = dtv;
+	if (!tls.allocate_tls_init(tp, true))
+		__weft_die("cannot set up thread %llu's thread-local storage", (unsigned long long)t->id);
+	c->dtv = ((struct tcb_header *)tp)->dtv;
+	for (unsigned i = 0; i < tls.nmw; i++)
+		*(uint64_t *)(tp + tls.mw_off[i]) = c->malloc_words[i];
+	*(int *)(tp + tls.errno_offset) = t->saved_errno;
+	t->tp = tp;
+	t->tls = c;
+}
+
+void __weft_tls_exit_dtors(struct ut *self)
+{
+	if (tls.mode == TLS_PER_UT && self->tp)
+		tls.call_tls_dtors();
+}
+
+void __weft_tls_detach(struct ut *self)
+{
+	struct tls_ctx *c = ctx_of(self);
+	if (!c)
+		return;
+	char *tp = self->tp;
+	for (unsigned i = 0; i < tls.nmw; i++)
+		c->malloc_words[i] = *(uint64_t *)(tp + tls.mw_off[i]);
+	/* blocks __tls_get_addr made for modules loaded with dlopen */
+	dtv_t *dtv = c->dtv = ((struct tcb_header *)tp)->dtv;
+	size_t used = dtv[-1].counter < tls.max_modid ? dtv[-1].counter : tls.max_modid;
+	for (size_t i = 1; i <= used; i++) {
+		if (dtv[i].pointer.to_free) {
+			free(dtv[i].pointer.to_free);
+			dtv[i].pointer.to_free = NULL;
+		}
+		dtv[i].pointer.val = TLS_DTV_UNALLOCATED;
+	}
+	self->tls = NULL;
+	c->next = tls.pool;
+	tls.pool = c;
+}
+
+/* ---- malloc's per-thread state ----------------------------------------- */
+
+/*
+ * glibc's malloc keeps a per-thread cache and arena in two TLS words of
+ * libc's block, and frees them only when a kernel thread exits.  Find them
+ * once: run one malloc/free on a fresh thread block and see which words of
+ * libc's block it set (errno aside).  A malloc that is not glibc's sets none
+ * there, and then there is nothing to carry.
+ */
+static void find_malloc_words(uintptr_t libc_block, size_t libc_size)
+{
+	struct vp *vp = __weft_vp();
+	size_t span = tls.tcb_size + tls.static_size + tls.align;
+	char *mem = calloc(1, span);
+	if (!mem)
+		return;
+	char *tp = (char *)(((uintptr_t)mem + tls.static_size + tls.align) & ~(uintptr_t)(tls.align - 1));
+	tcb_fill(tp, vp, NULL, NULL);
+	if (!tls.allocate_tls(tp)) {
+		free(mem);
+		return;
+	}
+	long lo = (long)(libc_block - (uintptr_t)vp->tp0);       /* negative */
+	size_t words = libc_size / 8;
+	uint64_t before[64];
+	if (words > 64)
+		words = 64;
+	memcpy(before, tp + lo, words * 8);
+	sigset_t all, old;
+	sigfillset(&all);
+	__weft_raw_syscall6(SYS_rt_sigprocmask, SIG_BLOCK, (long)&all, (long)&old, 8, 0, 0);
+	__weft_arch_tp_set(tp);
+	void *volatile probe = malloc(24);      /* volatile: GCC drops free(malloc()) */
+	free(probe);
+	__weft_arch_tp_set(vp->tp0);
+	__weft_raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&old, 0, 8, 0, 0);
+	struct tls_ctx *c = calloc(1, sizeof *c);
+	for (size_t w = 0; w < words && tls.nmw < MAX_MALLOC_WORDS; w++) {
+		long off = lo + (long)w * 8;
+		if (((uint64_t *)(tp + lo))[w] == before[w] || (off <= tls.errno_offset && tls.errno_offset < off + 8))
+			continue;
+		tls.mw_off[tls.nmw++] = off;
+	}
+	/* the scratch block's cache becomes the first pooled context's */
+	if (c) {
+		for (unsigned i = 0; i < tls.nmw; i++)
+			c->malloc_words[i] = *(uint64_t *)(tp + tls.mw_off[i]);
+		c->next = tls.pool;
+		tls.pool = c;
+	}
+	dtv_t *dtv = ((struct tcb_header *)tp)->dtv;
+	free(dtv - 1);
+	free(mem);
+}
+
+/* ---- turning it on ------------------------------------------------------ */
+
+static void turn_on(struct scan *sc)
+{
+	struct vp *vp = __weft_vp();
+	tls.reserve = (sc->max_offset + tls.align - 1) & ~(size_t)(tls.align - 1);
+	tls.max_modid = sc->max_modid;
+	if (sc->libc_block)
+		find_malloc_words(sc->libc_block, sc->libc_size);
+	tls.mode = TLS_PER_UT;
+	/* errno lives in each UT's TLS now: the switch's save and restore go
+	 * to a word nobody reads */
+	vp->errnop = &vp->errno_sink;
+	/* The running UT keeps the kernel thread's own block, so nothing moves
+	 * under it; every other UT gets its own when it next runs (a parked UT
+	 * sits inside a Weft call, a switch point). */
+	vp->cur->tp = vp->tp0;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	vp->tp_on = 1;
+}
+
+static void decide(bool at_start)
+{
+	struct scan sc;
+	if (tls.mode == TLS_PER_UT) {
+		/* a module loaded since may use more static TLS */
+		sc = scan_modules();
+		size_t r = (sc.max_offset + tls.align - 1) & ~(size_t)(tls.align - 1);
+		if (r > tls.reserve)
+			tls.reserve = r;
+		if (sc.max_modid > tls.max_modid)
+			tls.max_modid = sc.max_modid;
+		return;
+	}
+	const char *want = __weft_cfg()->tls;
+	if (want && strcmp(want, "off") == 0)
+		return;
+	if (!tls.checked) {
+		tls.checked = true;
+		const char *why = check_glibc();
+		tls.usable = why == NULL;
+		if (why && (at_start || want))
+			__weft_warn("weft: threads share the kernel thread's thread-local storage: %s", why);
+	}
+	if (!tls.usable)
+		return;
+	sc = scan_modules();
+	if (sc.other_tls || (want && strcmp(want, "on") == 0))
+		turn_on(&sc);
+}
+
+void __weft_tls_init(void)
+{
+	decide(true);
+}
+
+void __weft_tls_modules_changed(void)
+{
+	decide(false);
+}
+
+bool __weft_tls_per_ut(void)
+{
+	return tls.mode == TLS_PER_UT;
+}
