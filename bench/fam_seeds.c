@@ -15,10 +15,11 @@
  *   "function call" row of the Floor family.
  *
  * bench-nptl runs the nearest pthread program for each (the label says
- * which): create + join, a sched_yield ping-pong, pthread_mutex lock +
- * unlock, pthread_self.  Invariant: the timed loops call only the operation
- * they time; partners are made and ended outside the timed part and waited
- * for by yielding, never by spinning.
+ * which), the Threads and Synchronisation families' own loops: create +
+ * join, a sched_yield ping-pong, pthread_mutex lock + unlock, pthread_self.
+ * Invariant: the timed loops call only the operation they time; partners
+ * are made and ended outside the timed part and waited for by yielding,
+ * never by spinning.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -32,12 +33,11 @@
 
 #define GROUP "Seed interfaces"
 
-static BENCH_ALIGNED void *noop(void *a) { return a; }
-
 /* ------------------------------------------------------------------ */
 /* Xthreads                                                            */
 
 #ifdef BENCH_WEFT
+static BENCH_ALIGNED void *noop(void *a) { return a; }
 static BENCH_ALIGNED void xt_returns(void) {}
 
 /* Figure 15: create, yield to the new thread, which returns and ends. */
@@ -77,41 +77,6 @@ static BENCH_ALIGNED int64_t m_xt_switch(uint64_t n)
 	while (xthread_yield(xt_partner) == XTOK)
 		;                                /* until it has ended */
 	return dt * (int64_t)n / (int64_t)(2 * half);
-}
-#else
-static BENCH_ALIGNED int64_t m_xt_create_destroy(uint64_t n)
-{
-	int64_t t0 = now_ns();
-	for (uint64_t i = 0; i < n; i++)
-		join(spawn(noop, NULL));
-	return now_ns() - t0;
-}
-
-struct pair {
-	uint64_t n;
-	int ready;
-};
-
-static BENCH_ALIGNED void *yield_partner(void *p)
-{
-	struct pair *y = p;
-	store(&y->ready, 1);
-	for (uint64_t i = 0; i < y->n; i++)
-		sched_yield();
-	return NULL;
-}
-
-static BENCH_ALIGNED int64_t m_xt_switch(uint64_t n)
-{
-	struct pair y = { .n = n / 2 + 1 };
-	pthread_t t = spawn(yield_partner, &y);
-	wait_until(&y.ready, 1);
-	int64_t t0 = now_ns();
-	for (uint64_t i = 0; i < n / 2; i++)
-		sched_yield();
-	int64_t dt = now_ns() - t0;
-	join(t);
-	return n >= 2 ? dt * (int64_t)n / (int64_t)(n / 2 * 2) : dt;
 }
 #endif
 
@@ -178,43 +143,14 @@ static BENCH_ALIGNED int64_t m_myth_yield(uint64_t n)
 	return dt * (int64_t)n / (int64_t)(2 * half);
 }
 #else
-static pthread_mutex_t lock BENCH_ALIGNED = PTHREAD_MUTEX_INITIALIZER;
-
-static BENCH_ALIGNED int64_t m_myth_lock(uint64_t n)
-{
-	int64_t t0 = now_ns();
-	for (uint64_t i = 0; i < n; i++) {
-		pthread_mutex_lock(&lock);
-		pthread_mutex_unlock(&lock);
-	}
-	return now_ns() - t0;
-}
-
-static BENCH_ALIGNED int64_t m_myth_fork(uint64_t n)
-{
-	int64_t t0 = now_ns();
-	for (uint64_t i = 0; i < n; i++)
-		join(spawn(noop, NULL));
-	return now_ns() - t0;
-}
-
-static pthread_t (*volatile self_fn)(void) = pthread_self;
-
-static BENCH_ALIGNED int64_t m_myth_self(uint64_t n)
-{
-	pthread_t (*f)(void) = self_fn;
-	int64_t t0 = now_ns();
-	for (uint64_t i = 0; i < n; i++) {
-		pthread_t t = f();
-		KEEP(t);
-	}
-	return now_ns() - t0;
-}
-
-static BENCH_ALIGNED int64_t m_myth_yield(uint64_t n)
-{
-	return m_xt_switch(n);                   /* the same sched_yield ping-pong */
-}
+/* NPTL runs the nearest pthread program of each row: the Threads and
+ * Synchronisation families' own loops (harness.h). */
+#define m_xt_create_destroy bench_create_join
+#define m_xt_switch bench_yield_busy
+#define m_myth_lock bench_mutex
+#define m_myth_fork bench_create_join
+#define m_myth_self bench_self
+#define m_myth_yield bench_yield_busy
 #endif
 
 /* ------------------------------------------------------------------ */
