@@ -106,11 +106,11 @@ typedef th_mutex_t mutex;
 /* The lock calls and th_self are inline here, over the pthread calls that
  * are their bodies (an uncontested lock is "a handful of instructions", as
  * the paper wants); libweft-myth still defines each, for &th_mutex_lock and
- * dlsym.  WEFT_MYTH_NO_INLINE turns this off.  th_yield is not: glibc
- * declares sched_yield a leaf, which would let the compiler keep a file's
- * static variables in registers across the yield, while the other threads
- * change them; a call into the library is opaque. */
-#if !defined(WEFT_MYTH_NO_INLINE)
+ * dlsym, with these same bodies, so the two cannot differ.
+ * WEFT_MYTH_NO_INLINE makes the names the library's functions.  th_yield is
+ * not inline: glibc declares sched_yield a leaf, which would let the
+ * compiler keep a file's static variables in registers across the yield,
+ * while the other threads change them; a call into the library is opaque. */
 static inline int th_call_result__(int e)
 {
 	if (e) {
@@ -135,6 +135,7 @@ static inline th_thread_t th_self_inline__(void)
 {
 	return (th_thread_t)(uintptr_t)pthread_self();
 }
+#if !defined(WEFT_MYTH_NO_INLINE)
 #define th_mutex_lock(m) th_mutex_lock_inline__(m)
 #define th_mutex_unlock(m) th_mutex_unlock_inline__(m)
 #define th_mutex_trylock(m) th_mutex_trylock_inline__(m)

@@ -57,16 +57,10 @@ static void join_level(void)
 	}
 }
 
-static int fail(int e)
-{
-	errno = e;
-	return TH_ERR;
-}
-
 TH_API int th_init(int mp)
 {
 	if (mp < 1 || mp > 1024)
-		return fail(EINVAL);
+		return th_call_result__(EINVAL);
 	th_mp = mp;
 	join_level();
 	/* Weft runs the VPs it was started with (WEFT_VPS; one until M:N);
@@ -114,7 +108,7 @@ TH_API int th_yield(void)
 
 TH_API th_thread_t th_self(void)
 {
-	return handle_of(pthread_self());
+	return th_self_inline__();
 }
 
 TH_API void th_exit(void *value)
@@ -124,31 +118,14 @@ TH_API void th_exit(void *value)
 
 TH_API int th_mutex_init(th_mutex_t *m)
 {
-	if (!m)
-		return fail(EINVAL);
-	return pthread_mutex_init(&m->lock__, NULL) ? fail(EINVAL) : 0;
+	return th_call_result__(m ? pthread_mutex_init(&m->lock__, NULL) : EINVAL);
 }
 
-TH_API int th_mutex_lock(th_mutex_t *m)
-{
-	int e = m ? pthread_mutex_lock(&m->lock__) : EINVAL;
-	return e ? fail(e) : 0;
-}
-
-TH_API int th_mutex_unlock(th_mutex_t *m)
-{
-	int e = m ? pthread_mutex_unlock(&m->lock__) : EINVAL;
-	return e ? fail(e) : 0;
-}
-
-TH_API int th_mutex_trylock(th_mutex_t *m)
-{
-	int e = m ? pthread_mutex_trylock(&m->lock__) : EINVAL;
-	return e ? fail(e) : 0;
-}
+TH_API int th_mutex_lock(th_mutex_t *m) { return th_mutex_lock_inline__(m); }
+TH_API int th_mutex_unlock(th_mutex_t *m) { return th_mutex_unlock_inline__(m); }
+TH_API int th_mutex_trylock(th_mutex_t *m) { return th_mutex_trylock_inline__(m); }
 
 TH_API int th_mutex_destroy(th_mutex_t *m)
 {
-	int e = m ? pthread_mutex_destroy(&m->lock__) : EINVAL;
-	return e ? fail(e) : 0;
+	return th_call_result__(m ? pthread_mutex_destroy(&m->lock__) : EINVAL);
 }
