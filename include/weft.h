@@ -48,6 +48,12 @@ struct weft_stats {
 	uint64_t threads_ready;     /* UTs ready to run, not counting the caller */
 	uint64_t switch_points;     /* Weft calls' epilogues seen by a debug scheduler (WEFT_SCHED) */
 	uint64_t signals_deferred;  /* program signals held back while Weft's own code ran */
+	/* activations (docs/activations.md) */
+	uint64_t handoffs;          /* the VP handed to another kernel thread before a blocking call */
+	uint64_t rejoins;           /* threads back from such a call, queued to run again */
+	uint64_t threads_off_vp;    /* threads in such a call now */
+	uint64_t kthreads_made;     /* spare kernel threads Weft has made (WEFT_MAX_KTHREADS bounds it) */
+	uint64_t kthreads_spare;    /* of those, parked now, waiting to carry the VP */
 };
 
 /* Copy the counters into *stats; pass sizeof *stats. */

@@ -23,7 +23,11 @@
 #include <semaphore.h>
 #include <stdbool.h>
 #include <signal.h>
+#include <sys/file.h>
+#include <sys/ipc.h>
 #include <sys/mman.h>
+#include <sys/msg.h>
+#include <sys/sem.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -47,6 +51,8 @@ static const char *switching[] = {
 	"sched_yield", "pthread_yield", "pthread_setschedparam", "pthread_setschedprio",
 	"nanosleep", "clock_nanosleep", "usleep", "sleep", "pause", "syscall",
 	"pthread_kill", "pthread_sigqueue",
+	"fsync", "fdatasync", "syncfs", "flock", "lockf", "lockf64", "semop", "semtimedop",
+	"msgsnd", "msgrcv",
 	NULL,
 };
 
@@ -283,6 +289,35 @@ static void run_calls(void)
 	ONE("syscall", syscall(SYS_futex, &word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0));
 	ONE("pthread_kill", pthread_kill(self, 0));
 	ONE("pthread_sigqueue", pthread_sigqueue(self, 0, (union sigval){ 0 }));
+
+	/* blocking calls that hand the VP on (runtime/handoff.c) */
+	char path[] = "/tmp/weft-epilogue-XXXXXX";
+	int fd = mkstemp(path);
+	CHECK(fd >= 0);
+	unlink(path);
+	CHECK_EQ(write(fd, "x", 1), 1);
+	ONE("fsync", fsync(fd));
+	ONE("fdatasync", fdatasync(fd));
+	ONE("syncfs", syncfs(fd));
+	ONE("flock", flock(fd, LOCK_EX));
+	ONE("flock", flock(fd, LOCK_UN));
+	ONE("lockf", lockf(fd, F_LOCK, 0));
+	ONE("lockf64", lockf64(fd, F_ULOCK, 0));
+	close(fd);
+	int sem = semget(IPC_PRIVATE, 1, 0600);
+	CHECK(sem >= 0);
+	struct sembuf up = { 0, 1, 0 }, down = { 0, -1, 0 };
+	struct timespec second = { 1, 0 };
+	ONE("semop", semop(sem, &up, 1));
+	ONE("semtimedop", semtimedop(sem, &down, 1, &second));
+	semctl(sem, 0, IPC_RMID);
+	int q = msgget(IPC_PRIVATE, 0600);
+	CHECK(q >= 0);
+	struct { long type; char text[8]; } note = { 1, "hello" }, got;
+	ONE("msgsnd", msgsnd(q, &note, sizeof note.text, 0));
+	ONE("msgrcv", (int)msgrcv(q, &got, sizeof got.text, 0, 0));
+	CHECK(strcmp(got.text, "hello") == 0);
+	msgctl(q, IPC_RMID, NULL);
 }
 
 /* Every name libweft.so exports, from its dynamic symbol table. */

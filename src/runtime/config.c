@@ -19,6 +19,8 @@
  *   WEFT_TRACE       a file to write the schedule to
  *   WEFT_TLS         auto / on / off: each UT its own thread-local storage (tls.c)
  *   WEFT_DUMP_SIGNAL a signal that prints every UT (dump.c), optionally :exit
+ *   WEFT_ACTIVATIONS on / off: hand the VP on around blocking calls (handoff.c)
+ *   WEFT_MAX_KTHREADS  spare kernel threads Weft may make (default 64)
  *
  * This runs inside __weft_init, possibly before main and before stdio is
  * safe to use from a constructor, so it uses getenv and write(2) only.
@@ -39,6 +41,8 @@
 #define TIMESLICE_MAX_MS 10000
 #define TIMESLICE_MIN_NS 10000ull
 #define STACK_MAX_BYTES (1ull << 40)
+#define MAX_KTHREADS_DEFAULT 64
+#define MAX_KTHREADS_LIMIT 4096
 
 void __weft_warn(const char *fmt, ...)
 {
@@ -262,8 +266,28 @@ static void read_dump_signal(struct weft_config *cfg)
 	cfg->dump_exit = then_exit;
 }
 
+static void read_activations(struct weft_config *cfg)
+{
+	const char *v = value_of("WEFT_ACTIVATIONS");
+	if (v && strcmp(v, "off") == 0)
+		cfg->activations_off = true;
+	else if (v && strcmp(v, "on") != 0)
+		__weft_warn("weft: WEFT_ACTIVATIONS=%s is not on or off; using the default on", v);
+	v = value_of("WEFT_MAX_KTHREADS");
+	unsigned long long n;
+	if (!v)
+		return;
+	if (!parse_uint(v, &n) || n < 1 || n > MAX_KTHREADS_LIMIT) {
+		__weft_warn("weft: WEFT_MAX_KTHREADS=%s is not a number from 1 to %d; using the default %d", v,
+			    MAX_KTHREADS_LIMIT, MAX_KTHREADS_DEFAULT);
+		return;
+	}
+	cfg->max_kthreads = (unsigned)n;
+}
+
 void __weft_config_init(struct weft_config *cfg)
 {
+	cfg->max_kthreads = MAX_KTHREADS_DEFAULT;
 	cfg->timeslice_ns = TIMESLICE_DEFAULT_MS * 1000000ull;
 	cfg->preempt_signal = SIGURG;
 	cfg->vps = 1;
@@ -277,4 +301,5 @@ void __weft_config_init(struct weft_config *cfg)
 	read_tls(cfg);
 	cfg->trace_path = value_of("WEFT_TRACE");
 	read_dump_signal(cfg);
+	read_activations(cfg);
 }

@@ -55,6 +55,7 @@
 #include <sys/auxv.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include <linux/futex.h>
 
 #define MAX_RANGES 64
 #define MAX_RAS 32
@@ -63,7 +64,7 @@
 #define SLICE_FLOOR_CAP_NS 100000ull
 #define CALIBRATION_SAMPLES 3
 
-enum { TIMER_TICK = 1, TIMER_RETRY = 2 };   /* sigev_value of each timer */
+enum { TIMER_TICK = 1, TIMER_RETRY = 2, TIMER_KICK = 3 };   /* sigev_value of each timer; a kick's */
 
 struct range {
 	uintptr_t lo, hi;
@@ -83,17 +84,17 @@ static unsigned long long ranges_adds = ~0ull;    /* dl_iterate_phdr generation 
 static struct range ras[MAX_RAS];
 static volatile unsigned nras;
 
-/* Mainline-owned (set up once; the tick timer is programmed only here). */
-static timer_t tick_timer, retry_timer;
-static bool timers_made;
+/* Mainline-owned (set up once). */
 static int tick_signal;
 static uint64_t slice_req_ns;         /* what the program asked for */
 static uint64_t slice_ns;             /* in force: never below slice_floor_ns */
 static uint64_t slice_floor_ns;       /* 0 until measured; then the retry delay's floor too */
 static bool slice_from_env;           /* the request came from WEFT_TIMESLICE */
 static bool slicing_possible;         /* CPU, library placement and settings allow it */
-static int64_t tick_first;            /* when the armed tick timer fires first (ns) */
-static uint64_t tick_interval;        /* and then every this many ns (0: one-shot) */
+
+/* The carrier's timers: each kernel thread has its own pair, targeted at
+ * it, programmed only by its mainline while it carries the VP (rt.h). */
+static inline struct kt_timers *timers(void) { return &__weft_vp()->carrier->timers; }
 
 /* ---- where the PC may not be interrupted ---------------------------------- */
 
@@ -300,21 +301,23 @@ static void itimer(struct itimerspec *its, uint64_t first_ns, uint64_t interval_
 /* Program the tick timer (mainline only). */
 static void tick_set(uint64_t first_ns, uint64_t interval_ns, bool absolute)
 {
+	struct kt_timers *tt = timers();
 	struct itimerspec its;
 	itimer(&its, first_ns, interval_ns);
-	timer_settime(tick_timer, absolute ? TIMER_ABSTIME : 0, &its, NULL);
-	tick_first = first_ns == 0 ? INT64_MAX
-				   : absolute ? (int64_t)first_ns : __weft_now() + (int64_t)first_ns;
-	tick_interval = interval_ns;
+	timer_settime(tt->tick, absolute ? TIMER_ABSTIME : 0, &its, NULL);
+	tt->first = first_ns == 0 ? INT64_MAX
+				  : absolute ? (int64_t)first_ns : __weft_now() + (int64_t)first_ns;
+	tt->interval = interval_ns;
 }
 
 /* When the tick timer fires next, as the mainline programmed it. */
 static int64_t tick_due(int64_t now)
 {
-	if (tick_first == INT64_MAX || tick_first > now || !tick_interval)
-		return tick_first > now ? tick_first : INT64_MAX;
-	uint64_t k = (uint64_t)(now - tick_first) / tick_interval + 1;
-	return tick_first + (int64_t)(k * tick_interval);
+	const struct kt_timers *tt = timers();
+	if (tt->first == INT64_MAX || tt->first > now || !tt->interval)
+		return tt->first > now ? tt->first : INT64_MAX;
+	uint64_t k = (uint64_t)(now - tt->first) / tt->interval + 1;
+	return tt->first + (int64_t)(k * tt->interval);
 }
 
 static void tick_off(struct vp *vp)
@@ -325,14 +328,14 @@ static void tick_off(struct vp *vp)
 	vp->tick_mode = TICK_OFF;
 }
 
-static bool make_timer(timer_t *t, int which)
+static bool make_timer(timer_t *t, int which, pid_t tid)
 {
 	struct sigevent sev;
 	memset(&sev, 0, sizeof sev);
 	sev.sigev_notify = SIGEV_THREAD_ID;
 	sev.sigev_signo = tick_signal;
 	sev.sigev_value.sival_int = which;
-	sev._sigev_un._tid = __weft_vp()->tid;
+	sev._sigev_un._tid = tid;
 	return timer_create(CLOCK_MONOTONIC, &sev, t) == 0;
 }
 
@@ -343,6 +346,8 @@ static volatile int64_t calib_seen;
 
 static bool is_tick(const siginfo_t *si)
 {
+	if (si->si_code == SI_QUEUE)     /* a kick (handoff.c), from this process */
+		return si->si_value.sival_int == TIMER_KICK && si->si_pid == getpid();
 	return si->si_code == SI_TIMER &&
 	       (si->si_value.sival_int == TIMER_TICK || si->si_value.sival_int == TIMER_RETRY);
 }
@@ -381,7 +386,9 @@ static bool stack_has_room(const struct ut *t, uintptr_t sp)
 
 static void arm_retry(struct vp *vp)
 {
-	if (vp->async.retry_armed)
+	(void)vp;
+	struct kt_timers *tt = timers();
+	if (tt->retry_armed || !tt->made)
 		return;
 	/* soon, but never so soon that retries cost more than the work: a
 	 * long stay in libc would otherwise draw a tick every few µs */
@@ -390,8 +397,8 @@ static void arm_retry(struct vp *vp)
 		retry = MIN_SLICE_NS;
 	struct itimerspec its;
 	itimer(&its, retry, 0);
-	if (timer_settime(retry_timer, 0, &its, NULL) == 0)
-		vp->async.retry_armed = 1;
+	if (timer_settime(tt->retry, 0, &its, NULL) == 0)
+		tt->retry_armed = 1;
 }
 
 static void on_tick(int sig, siginfo_t *si, void *ucv)
@@ -408,9 +415,13 @@ static void on_tick(int sig, siginfo_t *si, void *ucv)
 		goto out;
 	}
 	struct vp *vp = __weft_vp();
+	/* Only the carrier acts: a tick or kick that reaches a kernel thread
+	 * which has handed the VP on (or one in transit, tid 0) is stale. */
+	if (vp->tid != (pid_t)__weft_raw_syscall6(SYS_gettid, 0, 0, 0, 0, 0, 0))
+		goto out;
 	bool retry = si->si_value.sival_int == TIMER_RETRY;
 	if (retry)
-		vp->async.retry_armed = 0;
+		timers()->retry_armed = 0;
 	vp->async.ticks++;
 	if (vp->idle)
 		goto out;              /* asleep in the idle loop: nothing runs */
@@ -450,7 +461,7 @@ static void calibrate(void)
 		int64_t t0 = __weft_now();
 		struct itimerspec its;
 		itimer(&its, 1000, 0);
-		if (timer_settime(retry_timer, 0, &its, NULL) != 0)
+		if (timer_settime(timers()->retry, 0, &its, NULL) != 0)
 			break;
 		while (!calib_seen && __weft_now() - t0 < 10000000)
 			__asm__ volatile("" ::: "memory");
@@ -474,13 +485,23 @@ static void set_slice(uint64_t req)
 
 static bool timers_ready(struct vp *vp)
 {
-	if (timers_made)
+	struct kt_timers *tt = timers();
+	if (tt->made)
 		return true;
-	if (!make_timer(&tick_timer, TIMER_TICK) || !make_timer(&retry_timer, TIMER_RETRY)) {
+	pid_t tid = vp->carrier->tid;
+	if (!make_timer(&tt->tick, TIMER_TICK, tid)) {
 		vp->preempt_on = false;
 		return false;
 	}
-	timers_made = true;
+	if (!make_timer(&tt->retry, TIMER_RETRY, tid)) {
+		timer_delete(tt->tick);
+		vp->preempt_on = false;
+		return false;
+	}
+	tt->made = true;
+	tt->first = INT64_MAX;
+	if (slice_floor_ns)
+		return true;          /* measured once, on the first carrier */
 	calibrate();
 	uint64_t req = slice_req_ns;
 	set_slice(req);
@@ -505,10 +526,71 @@ void __weft_preempt_arm_slow(void)
 void __weft_preempt_after_fork(void)
 {
 	struct vp *vp = __weft_vp();
-	timers_made = false;
+	struct kt_timers *tt = timers();
+	tt->made = false;
+	tt->retry_armed = 0;
+	tt->first = INT64_MAX;
 	vp->tick_mode = TICK_OFF;
-	vp->async.retry_armed = 0;
-	tick_first = INT64_MAX;
+}
+
+/* This kernel thread has just been handed the VP (kthread.c): make its
+ * timers now, on the mainline, so that its handler can arm a retry. */
+void __weft_preempt_carry(void)
+{
+	struct vp *vp = __weft_vp();
+	if (slicing_possible && vp->preempt_on)
+		timers_ready(vp);
+}
+
+/* k hands the VP on (handoff.c): neither of its timers may fire on a
+ * kernel thread that no longer carries the VP, and the next carrier
+ * starts with the tick off.  k's mainline, while it still carries. */
+void __weft_preempt_release(struct kt *k)
+{
+	struct vp *vp = __weft_vp();
+	struct kt_timers *tt = &k->timers;
+	if (tt->made) {
+		struct itimerspec zero;
+		memset(&zero, 0, sizeof zero);
+		if (vp->tick_mode != TICK_OFF)
+			timer_settime(tt->tick, 0, &zero, NULL);
+		if (tt->retry_armed)
+			timer_settime(tt->retry, 0, &zero, NULL);
+		tt->retry_armed = 0;
+		tt->first = INT64_MAX;
+	}
+	vp->tick_mode = TICK_OFF;
+	vp->dispatch_pending = 0;
+}
+
+/*
+ * A kernel thread queued a UT on the inbox (kthread.c's home loop, any
+ * kernel thread, no runtime state touched): make the carrier look.  If it
+ * sleeps in the idle loop, bump the futex word it sleeps on; if it runs a
+ * UT, send it the tick's signal as a kick, which acts as a tick does (a
+ * fake call, or a dispatch at the next epilogue) and so drains the inbox
+ * (__weft_preempted).  Without time slicing there is no handler for a
+ * kick, and the UT waits for the carrier's next Weft call.
+ */
+void __weft_preempt_kick(struct vp *vp)
+{
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&vp->idle, __ATOMIC_SEQ_CST)) {
+		__atomic_add_fetch(&vp->wake, 1, __ATOMIC_SEQ_CST);
+		__weft_raw_syscall6(SYS_futex, (long)&vp->wake, FUTEX_WAKE | FUTEX_PRIVATE_FLAG, 1, 0, 0, 0);
+		return;
+	}
+	pid_t tid = __atomic_load_n(&vp->tid, __ATOMIC_ACQUIRE);
+	if (!slicing_possible || tid == 0)
+		return;
+	siginfo_t si;
+	memset(&si, 0, sizeof si);
+	si.si_signo = tick_signal;
+	si.si_code = SI_QUEUE;
+	si.si_pid = getpid();
+	si.si_uid = getuid();
+	si.si_value.sival_int = TIMER_KICK;
+	__weft_raw_syscall6(SYS_rt_tgsigqueueinfo, si.si_pid, tid, tick_signal, (long)&si, 0, 0);
 }
 
 void __weft_preempt_idle(void)
@@ -558,6 +640,7 @@ void __weft_preempted(void)
 	struct vp *vp = __weft_vp();
 	vp->dispatch_pending = 0;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	__weft_inbox_drain(vp);
 	if (__weft_timers_pending(vp))
 		__weft_timers_run(__weft_now());
 	struct ut *cur = vp->cur;

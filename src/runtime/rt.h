@@ -77,7 +77,7 @@ enum ut_state {
 enum wait_kind {
 	WAIT_NONE = 0, WAIT_SLEEP, WAIT_JOIN, WAIT_MUTEX, WAIT_COND, WAIT_RWLOCK,
 	WAIT_BARRIER, WAIT_SEM, WAIT_ONCE, WAIT_EVENT, WAIT_MAILBOX, WAIT_SPIN,
-	WAIT_FUTEX, WAIT_PAUSE, WAIT_OTHER,
+	WAIT_FUTEX, WAIT_PAUSE, WAIT_SYSCALL, WAIT_OTHER,
 };
 
 struct ut;
@@ -179,6 +179,8 @@ struct weft_counters {
 	uint64_t seeded_switches;      /* switches chosen by a debug scheduler */
 	uint64_t switch_points;        /* epilogues run while the exit hook was set */
 	uint64_t signals_deferred;     /* program signals that found Weft's text running */
+	uint64_t handoffs;             /* the VP handed on before a blocking call (handoff.c) */
+	uint64_t rejoins;              /* UTs back from a blocking call, queued again */
 };
 
 /* Debug schedulers (Mueller's "perverted scheduling"), WEFT_SCHED. */
@@ -258,6 +260,16 @@ struct vp {
 	struct ut *rq[WEFT_NPRIO];        /* circular lists, head = next to run */
 	uint32_t nready;
 	struct timer_heap timers;
+	/* UTs back from a blocking call made off the VP (handoff.c): pushed
+	 * by any kernel thread (atomic, linked through q_next), taken whole by
+	 * the carrier's mainline (__weft_inbox_drain).  Tested beside timers. */
+	struct ut *volatile inbox;
+	uint32_t offvp;                   /* UTs in a blocking call off the VP (BLOCKED,
+					   * WAIT_SYSCALL); VP-local */
+	/* The carrier sleeps on this futex word in the idle loop; a kernel
+	 * thread that pushed to the inbox bumps it and wakes it (async: any
+	 * kernel thread, atomic). */
+	volatile uint32_t wake;
 	volatile uint8_t tick_mode;       /* enum tick_mode: the tick timer's state, written by
 					   * the mainline; async: the tick reads it to pace retries */
 	volatile uint8_t idle;            /* the VP waits in the kernel with no UT to run;
@@ -288,11 +300,20 @@ struct vp {
 	struct vp_noswitch noswitch;
 	struct vp_deferred deferred;
 	/* ---- start-up ---- */
-	pid_t tid;                        /* the kernel thread carrying this VP */
+	/* The kernel thread carrying this VP (kthread.c, handoff.c).  Written
+	 * by the carrier: 0 while the VP is handed on, the new carrier's tid
+	 * before it runs a UT.  Async: read by the tick and the dispatcher on
+	 * any kernel thread to tell whether they run on the carrier. */
+	volatile pid_t tid;
+	struct kt *carrier;
+	sigset_t prog_mask;               /* the program's signal mask, carried from one
+					   * carrier to the next at a handoff */
 	int *errnop;                      /* errno to save and restore at a switch: the kernel
 					   * thread's; errno_sink once UTs have TLS of their own */
 	int errno_sink;
-	void *tp0;                        /* that kernel thread's own thread pointer */
+	void *tp0;                        /* the VP's first kernel thread's own thread pointer:
+					   * UTs without TLS of their own run on it, whichever
+					   * kernel thread carries the VP (handoff.c) */
 	void *self0;                      /* and glibc's THREAD_SELF for it */
 	unsigned index;                   /* 0 .. nvps-1 */
 #ifdef WEFT_DEBUG
@@ -313,6 +334,8 @@ struct weft_config {
 	unsigned vps;                     /* WEFT_VPS */
 	const char *tls;                  /* WEFT_TLS: auto (unset), on, off */
 	int dump_signal;                  /* WEFT_DUMP_SIGNAL (0: none; signal.c owns it) */
+	bool activations_off;             /* WEFT_ACTIVATIONS=off: never hand the VP on */
+	unsigned max_kthreads;            /* WEFT_MAX_KTHREADS: spare kernel threads at most */
 	bool dump_exit;                   /* ... with :exit: end after the dump */
 };
 
@@ -460,7 +483,7 @@ static inline int __weft_highest_ready(const struct vp *vp);
 static inline void __weft_yield(void)
 {
 	struct vp *vp = __weft_vp();
-	if (unlikely(vp->timers.n != 0)) {
+	if (unlikely(vp->timers.n != 0 || vp->inbox != NULL)) {
 		__weft_yield_slow();
 		return;
 	}
@@ -690,6 +713,98 @@ static inline bool __weft_on_vp_thread(const struct vp *vp)
 {
 	return __weft_started && __weft_arch_thread_self() == vp->self0;
 }
+
+/* ---- kernel threads and activations (kthread.c, handoff.c) ----
+ * A VP is the right to run UTs; a kernel thread (struct kt) carries it.
+ * docs/architecture.md ("Activations") is the design; the rules:
+ *   - Exactly one kernel thread carries the VP at a time (vp->carrier,
+ *     vp->tid); only the carrier's mainline touches runtime state.
+ *   - A UT about to make a call known to block (__weft_blocking_begin)
+ *     gives the VP to a spare kernel thread and makes the call on its own
+ *     kernel thread, off the VP, with every signal blocked there and
+ *     nothing of the runtime touched; back from the kernel
+ *     (__weft_blocking_end) its kernel thread switches to its home
+ *     context, queues the UT on the VP's inbox, wakes the carrier, and
+ *     parks as a spare.  The carrier runs the UT again like any other.
+ *   - glibc sees one thread per VP: UTs without TLS of their own run on
+ *     the first kernel thread's thread pointer (vp->tp0) on every carrier,
+ *     UTs with TLS name it as THREAD_SELF.  The carrier's own TCB is used
+ *     only by its home context.
+ * Timers of one kernel thread (preempt.c): the tick and retry timers
+ * target it; only it programs them while it carries the VP, and it
+ * disarms them before it hands the VP on. */
+struct kt_timers {
+	timer_t tick, retry;
+	bool made;
+	volatile uint8_t retry_armed;     /* async: written by its tick handler */
+	int64_t first;                    /* when the tick fires first (ns) */
+	uint64_t interval;                /* then every this many ns (0: one-shot) */
+};
+
+struct kt {
+	pid_t tid;
+	void *tp;                         /* its own thread pointer (glibc's TCB) */
+	struct ut home;                   /* its home context: a stack of its own, never
+					   * in the UT table; the carrier's `cur` while it
+					   * chooses a UT from there */
+	volatile uint32_t gift;           /* futex: set to 1 when the VP is handed to it */
+	struct kt *volatile next_spare;   /* spare list link (kthread.c) */
+	struct ut *rejoin;                /* for its home: the UT to queue on the VP */
+	struct kt_timers timers;
+	bool spare;                       /* made by Weft (not the VP's first thread) */
+};
+
+/* A second kernel thread is about to exist: tell every TCB (tls.c). */
+void __weft_tls_multiple_threads(void) HIDDEN;
+/* Is handing the VP on possible at all (dynamic glibc, WEFT_ACTIVATIONS)? */
+bool __weft_activations_on(void) HIDDEN;
+/* The kernel thread the VP started on (kthread.c). */
+void __weft_kt_init(struct vp *vp) HIDDEN;
+void __weft_kt_after_fork(struct vp *vp) HIDDEN;
+/* A spare kernel thread to hand the VP to, made if needed within
+ * WEFT_MAX_KTHREADS; NULL when none can be had.  Carrier only. */
+struct kt *__weft_kt_spare_get(void) HIDDEN;
+/* Make sure k has a home context to return to (the VP's first thread
+ * gets a small stack of its own).  0 or EAGAIN.  Carrier only. */
+int __weft_kt_home_ready(struct kt *k) HIDDEN;
+/* Hand the VP to k (parked spare): any kernel thread that owns the VP. */
+void __weft_kt_give(struct kt *k) HIDDEN;
+/* Counters for weft_stats. */
+void __weft_kt_counts(uint64_t *made, uint64_t *spare) HIDDEN;
+
+/* The blocking bracket (handoff.c) around a call known to block. */
+struct weft_blocking {
+	struct kt *k;                     /* the kernel thread that made the call */
+	struct ut *self;
+	bool handed;                      /* the VP was handed on */
+	uint64_t caught;                  /* vp->async.caught before the call */
+};
+void __weft_blocking_begin(struct weft_blocking *b) HIDDEN;
+void __weft_blocking_end(struct weft_blocking *b) HIDDEN;
+/* The call ended with EINTR: true when no program signal can have caused
+ * it (Weft's tick or kick did), so the wrapper makes the call again. */
+bool __weft_blocking_eintr_is_weft(const struct weft_blocking *b) HIDDEN;
+/* Queue the UTs back from blocking calls as ready (carrier mainline). */
+void __weft_inbox_drain_slow(struct vp *vp) HIDDEN;
+static inline void __weft_inbox_drain(struct vp *vp)
+{
+	if (unlikely(vp->inbox != NULL))
+		__weft_inbox_drain_slow(vp);
+}
+/* The carrier becomes k's: run UTs from k's home until a UT on k comes
+ * home (sched.c). */
+void __weft_run_from_home(struct vp *vp, struct ut *home) HIDDEN;
+/* The sanitizers' fiber switch around a switch made outside switch_to. */
+void __weft_san_leave(struct ut *prev, struct ut *next) HIDDEN;
+void __weft_san_enter(struct ut *self) HIDDEN;
+/* The switch-in bookkeeping of a UT resumed by another's switch (sched.c). */
+void __weft_switched_in(struct vp *vp) HIDDEN;
+/* Tick timers (preempt.c): k gives the VP away; disarm its timers. */
+void __weft_preempt_release(struct kt *k) HIDDEN;
+/* ... and the kernel thread that takes it makes its own (mainline). */
+void __weft_preempt_carry(void) HIDDEN;
+/* Wake the carrier: a UT was queued on the inbox (any kernel thread). */
+void __weft_preempt_kick(struct vp *vp) HIDDEN;
 
 /* ---- fatal errors (fault.c) ---- */
 void __weft_fault_init(void) HIDDEN;

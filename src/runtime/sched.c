@@ -22,6 +22,7 @@
 #include "rt.h"
 #include "../arch/arch.h"
 
+#include <linux/futex.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -41,6 +42,9 @@ static inline void san_enter(struct ut *self)
 static inline void san_leave(struct ut *prev, struct ut *next) { (void)prev; (void)next; }
 static inline void san_enter(struct ut *self) { (void)self; }
 #endif
+
+void __weft_san_leave(struct ut *prev, struct ut *next) { san_leave(prev, next); }
+void __weft_san_enter(struct ut *self) { san_enter(self); }
 
 static inline void bit_set(struct vp *vp, unsigned p) { vp->ready_bits[p >> 6] |= 1ull << (p & 63); }
 static inline void bit_clear(struct vp *vp, unsigned p) { vp->ready_bits[p >> 6] &= ~(1ull << (p & 63)); }
@@ -108,6 +112,11 @@ static inline void switched_in(struct vp *vp)
 	}
 }
 
+void __weft_switched_in(struct vp *vp)
+{
+	switched_in(vp);
+}
+
 /* The first code of every new UT (its switch frame returns here): the
  * switch-in bookkeeping its creator's switch_to would have done, the
  * epilogue (deferred work reaches a new UT before its start routine, as it
@@ -160,13 +169,16 @@ static inline void switch_to(struct vp *vp, struct ut *next)
 	switched_in(vp);
 }
 
-/* Sleep in the kernel until CLOCK_MONOTONIC reaches `deadline`.  A raw
- * system call: clock_nanosleep and syscall() themselves are Weft's (they
- * park the caller or emulate futexes).  True when a signal cut it short. */
-static bool kernel_sleep_until(int64_t deadline)
+/* Sleep in the kernel until CLOCK_MONOTONIC reaches `deadline` (-1: no
+ * deadline), or until a kernel thread that queued a UT on the inbox bumps
+ * vp->wake (handoff.c).  A raw futex wait: clock_nanosleep and syscall()
+ * themselves are Weft's.  `seen` is vp->wake as read before the caller
+ * last looked at the inbox.  True when a signal cut it short. */
+static bool kernel_sleep_until(struct vp *vp, uint32_t seen, int64_t deadline)
 {
 	struct timespec ts = { .tv_sec = deadline / 1000000000, .tv_nsec = deadline % 1000000000 };
-	long r = __weft_raw_syscall6(SYS_clock_nanosleep, CLOCK_MONOTONIC, TIMER_ABSTIME, (long)&ts, 0, 0, 0);
+	long r = __weft_raw_syscall6(SYS_futex, (long)&vp->wake, FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG, seen,
+				     deadline >= 0 ? (long)&ts : 0, 0, FUTEX_BITSET_MATCH_ANY);
 	return r == -EINTR;
 }
 
@@ -179,11 +191,14 @@ static void after_kernel_wait(struct vp *vp)
 		__weft_signals_deliver(vp);
 }
 
-/* The VP waits in the kernel: the tick has nothing to preempt meanwhile. */
+/* The VP waits in the kernel: the tick has nothing to preempt meanwhile,
+ * and a kernel thread that queues a UT on the inbox wakes it.  The fence
+ * pairs with the one after the inbox push (handoff.c): either the pusher
+ * sees idle and bumps `wake`, or the inbox test below sees its UT. */
 static inline void idle_begin(struct vp *vp)
 {
-	vp->idle = 1;
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	__atomic_store_n(&vp->idle, 1, __ATOMIC_SEQ_CST);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 }
 
 static inline void idle_end(struct vp *vp)
@@ -192,11 +207,13 @@ static inline void idle_end(struct vp *vp)
 	vp->idle = 0;
 }
 
-/* Nothing is ready: let time pass until a timer makes something ready.
- * This is the only place the process sleeps in the kernel (M:1). */
+/* Nothing is ready: let time pass until a timer makes something ready, or
+ * a UT comes back from a blocking call.  This is the only place the VP
+ * sleeps in the kernel. */
 static int idle(struct vp *vp)
 {
 	for (;;) {
+		__weft_inbox_drain(vp);
 		int p = __weft_highest_ready(vp);
 		if (p >= 0)
 			return p;
@@ -205,23 +222,32 @@ static int idle(struct vp *vp)
 			__weft_signals_deliver(vp);
 			continue;
 		}
+		uint32_t seen = __atomic_load_n(&vp->wake, __ATOMIC_ACQUIRE);
+		idle_begin(vp);
+		if (vp->inbox) {
+			idle_end(vp);
+			continue;
+		}
 		if (!__weft_timers_pending(vp)) {
 			/* Every UT is blocked and nothing can wake any: a deadlock,
 			 * as it would be under kernel threads.  Report it if asked
 			 * (WEFT_DEADLOCK=report, debug schedulers) unless some UT
-			 * is in pause(), waiting for a signal; otherwise sleep, as
-			 * NPTL would, until a signal handler changes something. */
-			if (!__weft_pausers())
+			 * is in pause(), waiting for a signal, or in a call off the
+			 * VP, which will come back; otherwise sleep, as NPTL would,
+			 * until a signal handler changes something. */
+			if (!__weft_pausers() && !vp->offvp) {
+				idle_end(vp);
 				__weft_deadlock();
-			idle_begin(vp);
-			__weft_raw_syscall6(SYS_pause, 0, 0, 0, 0, 0, 0);
+				idle_begin(vp);
+			}
+			bool interrupted = kernel_sleep_until(vp, seen, -1);
 			idle_end(vp);
-			after_kernel_wait(vp);
+			if (interrupted)
+				after_kernel_wait(vp);
 			continue;
 		}
 		vp->stat.idle_sleeps++;
-		idle_begin(vp);
-		bool interrupted = kernel_sleep_until(__weft_timers_next(vp));
+		bool interrupted = kernel_sleep_until(vp, seen, __weft_timers_next(vp));
 		idle_end(vp);
 		if (interrupted)
 			after_kernel_wait(vp);
@@ -249,7 +275,7 @@ static void schedule_noswitch(struct vp *vp)
 			   (unsigned long long)self->id);
 	while (self->state == UT_BLOCKED) {
 		if (self->tindex) {
-			kernel_sleep_until(self->deadline);
+			kernel_sleep_until(vp, vp->wake, self->deadline);
 			__weft_timers_run(__weft_now());
 		} else {
 			__weft_raw_syscall6(SYS_pause, 0, 0, 0, 0, 0, 0);
@@ -268,6 +294,7 @@ void __weft_schedule(void)
 		schedule_noswitch(vp);
 		return;
 	}
+	__weft_inbox_drain(vp);
 	run_due_timers(vp);
 	int p = __weft_highest_ready(vp);
 	if (p < 0)
@@ -283,6 +310,38 @@ void __weft_schedule(void)
 	switch_to(vp, next);
 }
 
+/*
+ * The VP was handed to this kernel thread (kthread.c): choose a UT and
+ * switch to it from the kernel thread's home context.  The home is `cur`
+ * meanwhile, BLOCKED so that nothing switches away from it (a deferred
+ * signal handler run from the idle loop runs as on a parked UT).  Returns
+ * when a UT on this kernel thread comes home from a blocking call.
+ */
+void __weft_run_from_home(struct vp *vp, struct ut *home)
+{
+	home->state = UT_BLOCKED;
+	vp->cur = home;
+	__weft_inbox_drain(vp);
+	run_due_timers(vp);
+	int p = __weft_highest_ready(vp);
+	if (p < 0)
+		p = idle(vp);
+	struct ut *next = choose(vp, p);
+	rq_unlink(vp, next);
+	WEFT_STATE(next, UT_RUNNING);
+	vp->cur = next;
+	vp->cur_since = vp->async.ticks;
+	vp->stat.switches++;
+	if (vp->tp_on) {
+		if (unlikely(!next->tp))
+			__weft_tls_attach_late(next);
+		__weft_arch_tp_set(next->tp);
+	}
+	san_leave(home, next);
+	__weft_switch(&home->sp, next->sp);
+	san_enter(home);
+}
+
 /* A switch point found a handler running over protected code. */
 static bool declined(struct vp *vp)
 {
@@ -295,6 +354,7 @@ static bool declined(struct vp *vp)
 void __weft_yield_slow(void)
 {
 	struct vp *vp = __weft_vp();
+	__weft_inbox_drain(vp);
 	run_due_timers(vp);
 	int p = __weft_highest_ready(vp);
 	if (p >= (int)vp->cur->prio)

@@ -42,6 +42,10 @@ EXPORT int weft_stats_get(struct weft_stats *out, size_t size)
 	s.switch_points = vp->stat.switch_points;
 	s.signals_deferred = vp->stat.signals_deferred;
 	s.threads_ready = vp->nready;
+	s.handoffs = vp->stat.handoffs;
+	s.rejoins = vp->stat.rejoins;
+	s.threads_off_vp = vp->offvp;
+	__weft_kt_counts(&s.kthreads_made, &s.kthreads_spare);
 	memcpy(out, &s, size < sizeof s ? size : sizeof s);
 	return 0;
 }

@@ -370,6 +370,27 @@ void __weft_tls_detach(struct ut *self)
 	tls.pool = c;
 }
 
+/* ---- a second kernel thread ------------------------------------------- */
+
+static void multiple_threads_one(struct ut *t, void *ctx)
+{
+	(void)ctx;
+	if (t->tp)
+		((struct tcb_header *)t->tp)->multiple_threads = 1;
+}
+
+/* glibc's "catomic" operations skip the lock prefix while the running
+ * TCB's multiple_threads is 0.  Once Weft makes a second kernel thread
+ * (kthread.c), every thread block says 1: the VP's first kernel thread's
+ * (UTs without TLS of their own use it, and tcb_fill copies it into new
+ * blocks) and every UT's own.  Mainline, before the second thread runs. */
+void __weft_tls_multiple_threads(void)
+{
+	struct vp *vp = __weft_vp();
+	((struct tcb_header *)vp->tp0)->multiple_threads = 1;
+	__weft_ut_foreach(multiple_threads_one, NULL);
+}
+
 /* ---- malloc's per-thread state ----------------------------------------- */
 
 /*

@@ -74,10 +74,34 @@ static void main_sched(struct ut *t)
  * starts afresh.  (The child also holds copies of every UT; that fork
  * keeps only the caller is the signals issue's work.)
  */
+/* glibc's fork must see the kernel thread that really runs it as
+ * THREAD_SELF: in the child it keeps that thread's stack and recycles the
+ * others'.  A carrier that is not the VP's first kernel thread runs UTs on
+ * the first one's thread pointer (kthread.c), so for the fork itself the
+ * thread pointer is the carrier's own.  Weft's handlers are registered
+ * first: its prepare runs last, its parent and child handlers first. */
+static void *fork_tp;
+
+static void before_fork(void)
+{
+	struct vp *vp = __weft_vp();
+	fork_tp = __weft_arch_tp_get();
+	if (fork_tp != vp->carrier->tp)
+		__weft_arch_tp_set(vp->carrier->tp);
+}
+
+static void after_fork_parent(void)
+{
+	if (__weft_arch_tp_get() != fork_tp)
+		__weft_arch_tp_set(fork_tp);
+}
+
 static void after_fork_child(void)
 {
 	struct vp *vp = __weft_vp();
+	after_fork_parent();
 	vp->tid = gettid();
+	__weft_kt_after_fork(vp);
 	__weft_preempt_after_fork();
 }
 
@@ -97,6 +121,7 @@ void __weft_init(void)
 	vp->tid = gettid();
 	vp->tp0 = __weft_arch_tp_get();
 	vp->self0 = __weft_arch_thread_self();
+	__weft_kt_init(vp);
 	/* UT 1 exists before anything here can allocate: malloc may be a
 	 * sanitizer's, which calls back into pthread_getspecific. */
 	struct ut *t = __weft_ut_alloc();
@@ -119,7 +144,7 @@ void __weft_init(void)
 	__weft_preempt_init();
 	__weft_sched_debug_init();
 	__weft_dump_signal_init();
-	pthread_atfork(NULL, NULL, after_fork_child);
+	pthread_atfork(before_fork, after_fork_parent, after_fork_child);
 	errno = saved;
 }
 

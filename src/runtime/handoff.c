@@ -1,0 +1,115 @@
+/*
+ * handoff.c — a UT's call that blocks in the kernel does not block its VP
+ * (Small and Seltzer's activations, from user space).
+ *
+ * Owns: the blocking bracket (__weft_blocking_begin/end) that wrappers put
+ * around a call known to block, the VP's inbox of UTs back from such
+ * calls, and the rejoin path.
+ *
+ * begin, on the carrier, with the calling UT X running:
+ *   X is marked BLOCKED (WAIT_SYSCALL) and counted in vp->offvp; this
+ *   kernel thread K saves the program's signal mask into the VP and blocks
+ *   every signal for itself, disarms its tick, and hands the VP to a spare
+ *   kernel thread (kthread.c).  From then on K touches no runtime state:
+ *   it makes X's system call with raw syscall instructions only.
+ * end, on K, back from the kernel:
+ *   K switches from X's stack to its home context (saving X's registers
+ *   there, as any switch does), the home pushes X on the VP's inbox (one
+ *   CAS) and wakes the carrier (a futex wake if it sleeps idle, the tick's
+ *   signal if it runs a UT), then K parks as a spare.  The carrier drains
+ *   the inbox at its next scheduling point and X runs again, later, on
+ *   whichever kernel thread carries the VP; the wrapper sets errno there.
+ * So at most one kernel thread runs Weft's code or a UT's code at a time
+ * (WEFT_VPS=1); the others are in a raw system call or parked.  No race
+ * can arise between the carrier and K: K writes X's saved stack pointer
+ * before the CAS that publishes X, and reads nothing of the VP.
+ *
+ * The VP is handed on only when another UT exists to use it; a call made
+ * with no spare to be had (WEFT_MAX_KTHREADS reached, static builds,
+ * WEFT_ACTIVATIONS=off) blocks the VP as in M:1.
+ *
+ * Async readers: the inbox is pushed by any kernel thread (atomic) and
+ * taken whole by the carrier's mainline (atomic exchange).
+ */
+#include "rt.h"
+#include "../arch/arch.h"
+
+#include <signal.h>
+#include <sys/syscall.h>
+
+void __weft_blocking_begin(struct weft_blocking *b)
+{
+	struct vp *vp = __weft_vp();
+	struct ut *x = vp->cur;
+	b->handed = false;
+	b->self = x;
+	b->k = vp->carrier;
+	b->caught = vp->async.caught;
+	/* Alone, or inside a handler that must not switch: block in place. */
+	if (__weft_proc.live + vp->offvp < 2 || __weft_noswitch(vp) || !__weft_activations_on())
+		return;
+	struct kt *k = vp->carrier;
+	if (__weft_kt_home_ready(k) != 0)
+		return;
+	struct kt *to = __weft_kt_spare_get();
+	if (!to)
+		return;
+	b->handed = true;
+	vp->stat.handoffs++;
+	x->saved_errno = *vp->errnop;
+	WEFT_STATE(x, UT_BLOCKED);
+	x->wait_kind = WAIT_SYSCALL;
+	x->wait_obj = NULL;
+	vp->offvp++;
+	/* the program's mask goes with the VP; K takes no signal off the VP */
+	sigset_t all;
+	sigfillset(&all);
+	__weft_raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&all, (long)&vp->prog_mask, 8, 0, 0);
+	__weft_preempt_release(k);
+	vp->cur = NULL;
+	__atomic_store_n(&vp->tid, 0, __ATOMIC_RELEASE);
+	__weft_kt_give(to);
+}
+
+void __weft_blocking_end(struct weft_blocking *b)
+{
+	if (likely(!b->handed))
+		return;
+	struct kt *k = b->k;
+	struct ut *x = b->self;
+	/* home: queue x, wake the carrier, park (kthread.c) */
+	k->rejoin = x;
+	__weft_san_leave(x, &k->home);
+	__weft_switch(&x->sp, k->home.sp);
+	/* x runs again: some carrier chose it and switched to it here */
+	__weft_switched_in(__weft_vp());
+}
+
+bool __weft_blocking_eintr_is_weft(const struct weft_blocking *b)
+{
+	/* handed on: every signal was blocked, so the kernel cannot have
+	 * interrupted the call; kept: only a program signal the dispatcher
+	 * saw counts */
+	return !b->handed && __weft_vp()->async.caught == b->caught;
+}
+
+void __weft_inbox_drain_slow(struct vp *vp)
+{
+	struct ut *list = __atomic_exchange_n(&vp->inbox, NULL, __ATOMIC_ACQUIRE);
+	/* pushed newest first: reverse, so they queue in the order they came */
+	struct ut *fifo = NULL;
+	while (list) {
+		struct ut *next = list->q_next;
+		list->q_next = fifo;
+		fifo = list;
+		list = next;
+	}
+	while (fifo) {
+		struct ut *t = fifo;
+		fifo = t->q_next;
+		vp->offvp--;
+		vp->stat.rejoins++;
+		t->wait_kind = WAIT_NONE;
+		__weft_ready(t);
+	}
+}

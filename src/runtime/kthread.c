@@ -1,0 +1,266 @@
+/*
+ * kthread.c — the kernel threads that carry the VP: the VP's first one and
+ * the spares Weft makes, their home contexts, and the spare list.
+ *
+ * Owns: struct kt for every kernel thread Weft knows (the first one, kt0,
+ * lives here; spares are allocated once and never freed), the list of
+ * parked spares, and each kernel thread's home loop.
+ *
+ * A spare is a real glibc thread, made with glibc's own pthread_create
+ * (looked up past Weft with dlvsym), with every signal blocked: glibc
+ * then knows the process has several threads and takes its malloc and
+ * stdio locks for real (docs/architecture.md, "Activations").  Its home is
+ * its own stack.  The VP's first kernel thread gets a small home stack the
+ * first time it hands the VP on.  A kernel thread runs its home loop
+ * whenever it does not run a UT: queue the UT it came back with (if any),
+ * park on the spare list, and when handed the VP, carry it
+ * (__weft_run_from_home) until one of its UTs comes home again.
+ *
+ * Invariants: a kernel thread is on the spare list iff it waits in
+ * spare_park with gift == 0; it leaves the list only by the carrier's pop
+ * (__weft_kt_spare_get), which is the only pop, so the list has no ABA.
+ * Home code between "not the carrier any more" and "parked" makes only raw
+ * system calls and atomic stores: it may run beside the carrier, on the
+ * same thread pointer as the UTs (kt0), and must not touch TLS or runtime
+ * state.
+ *
+ * Async readers: spares, the carrier and kernel threads back from a call
+ * read and write the spare list (atomic CAS) and `gift` (atomic, futex).
+ */
+#include "rt.h"
+#include "../arch/arch.h"
+
+#include <dlfcn.h>
+#include <linux/futex.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define HOME_STACK_SIZE (64u << 10)
+#define TCB_STACKBLOCK 1680         /* struct pthread (glibc 2.36): stackblock, stackblock_size */
+#define TCB_STACKBLOCK_SIZE 1688
+
+typedef int (*glibc_create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+
+static struct {
+	struct kt kt0;                    /* the VP's first kernel thread */
+	struct kt *volatile spares;       /* parked spares, a LIFO stack */
+	glibc_create_fn create;           /* glibc's pthread_create, or NULL */
+	bool looked_up;
+	volatile uint64_t made;           /* spares made so far */
+	volatile uint64_t parked;         /* spares on the list */
+} kts;
+
+static long futex(volatile uint32_t *w, int op, uint32_t v)
+{
+	return __weft_raw_syscall6(SYS_futex, (long)w, op | FUTEX_PRIVATE_FLAG, v, 0, 0, 0);
+}
+
+bool __weft_activations_on(void)
+{
+	if (__weft_cfg()->activations_off)
+		return false;
+	if (!kts.looked_up) {
+		kts.looked_up = true;
+		/* glibc's own, past Weft's: the current version, then the old */
+		void *f = dlvsym(RTLD_NEXT, "pthread_create", "GLIBC_2.34");
+		if (!f)
+			f = dlvsym(RTLD_NEXT, "pthread_create", "GLIBC_2.2.5");
+		kts.create = (glibc_create_fn)f;
+	}
+	return kts.create != NULL;
+}
+
+void __weft_kt_init(struct vp *vp)
+{
+	struct kt *k = &kts.kt0;
+	k->tid = vp->tid;
+	k->tp = vp->tp0;
+	vp->carrier = k;
+}
+
+/* In a forked child only the caller's kernel thread exists: it becomes the
+ * carrier, no spare is left, and UTs that were off the VP in the parent
+ * never come back (fork keeps the caller only: the signals issue). */
+void __weft_kt_after_fork(struct vp *vp)
+{
+	struct kt *k = vp->carrier;
+	k->tid = vp->tid;
+	k->timers.made = false;
+	k->timers.retry_armed = 0;
+	kts.spares = NULL;
+	kts.parked = 0;
+	kts.made = 0;                     /* the parent's spares are not here */
+	vp->inbox = NULL;
+	vp->offvp = 0;
+}
+
+/* ---- the home loop -------------------------------------------------------- */
+
+/* Wait for the VP.  A spare just made is already promised to its maker,
+ * which hands it the VP once it has let go of it: it waits off the list. */
+static void spare_park(struct kt *k, bool listed)
+{
+	struct kt *head;
+	if (!listed)
+		goto wait;
+	do {
+		head = __atomic_load_n(&kts.spares, __ATOMIC_RELAXED);
+		k->next_spare = head;
+	} while (!__atomic_compare_exchange_n(&kts.spares, &head, k, false, __ATOMIC_RELEASE,
+					      __ATOMIC_RELAXED));
+	__atomic_add_fetch(&kts.parked, 1, __ATOMIC_RELAXED);
+wait:
+	while (!__atomic_load_n(&k->gift, __ATOMIC_ACQUIRE))
+		futex(&k->gift, FUTEX_WAIT, 0);
+}
+
+/* Take the VP handed to k: the carrier's side of a handoff. */
+static void carry(struct kt *k)
+{
+	struct vp *vp = __weft_vp();
+	k->gift = 0;
+	vp->carrier = k;
+	__atomic_store_n(&vp->tid, k->tid, __ATOMIC_RELEASE);
+	/* UTs without TLS of their own see the VP's one glibc thread */
+	if (!vp->tp_on && k->tp != vp->tp0)
+		__weft_arch_tp_set(vp->tp0);
+	__weft_preempt_carry();
+	__weft_raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&vp->prog_mask, 0, 8, 0, 0);
+	__weft_run_from_home(vp, &k->home);
+	/* a UT on k came home: k carries nothing now */
+	if (__weft_arch_tp_get() != k->tp)
+		__weft_arch_tp_set(k->tp);
+}
+
+static __attribute__((noreturn)) void home_loop(struct kt *k, bool promised)
+{
+	struct vp *vp = __weft_vp();
+	for (;; promised = false) {
+		struct ut *x = k->rejoin;
+		if (x) {
+			/* queue it; from here the carrier may run it at once */
+			k->rejoin = NULL;
+			struct ut *head;
+			do {
+				head = __atomic_load_n(&vp->inbox, __ATOMIC_RELAXED);
+				x->q_next = head;
+			} while (!__atomic_compare_exchange_n(&vp->inbox, &head, x, false, __ATOMIC_SEQ_CST,
+							      __ATOMIC_RELAXED));
+			__weft_preempt_kick(vp);
+		}
+		spare_park(k, !promised);
+		carry(k);
+	}
+}
+
+static void home_entry(void *p)
+{
+	struct kt *k = p;
+	__weft_san_enter(&k->home);
+	home_loop(k, false);
+}
+
+static void *spare_start(void *p)
+{
+	struct kt *k = p;
+	k->tid = (pid_t)__weft_raw_syscall6(SYS_gettid, 0, 0, 0, 0, 0, 0);
+	k->tp = __weft_arch_tp_get();
+	char *lo = *(char **)((char *)k->tp + TCB_STACKBLOCK);
+	size_t size = *(size_t *)((char *)k->tp + TCB_STACKBLOCK_SIZE);
+	k->home.stack.lo = lo;
+	k->home.stack.hi = lo + size;
+	k->home.stack.kind = STACK_USER;
+	home_loop(k, true);
+}
+
+int __weft_kt_home_ready(struct kt *k)
+{
+	if (k->home.sp)
+		return 0;
+	/* the first kernel thread: a small stack of its own, made once */
+	struct ut_stack s;
+	memset(&s, 0, sizeof s);
+	if (__weft_stack_get(&s, HOME_STACK_SIZE, 0) != 0)
+		return EAGAIN;
+	k->home.stack = s;
+	k->home.tp = k->tp;
+	k->home.sp = __weft_arch_frame(s.hi, home_entry, k);
+	return 0;
+}
+
+/* ---- spares ------------------------------------------------------------ */
+
+static struct kt *spare_make(void)
+{
+	if (kts.made >= __weft_cfg()->max_kthreads || !__weft_activations_on())
+		return NULL;
+	struct kt *k = mmap(NULL, sizeof *k, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (k == MAP_FAILED)
+		return NULL;
+	k->spare = true;
+	k->home.id = 0;
+	/* promised to the caller, which gives it the VP (gift) when ready */
+	k->gift = 0;
+	/* glibc's pthread_create must see a glibc thread as its caller and
+	 * give the new thread every signal blocked. */
+	struct vp *vp = __weft_vp();
+	void *tp = __weft_arch_tp_get();
+	sigset_t all, old;
+	sigfillset(&all);
+	__weft_raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&all, (long)&old, 8, 0, 0);
+	if (tp != vp->carrier->tp)
+		__weft_arch_tp_set(vp->carrier->tp);
+	pthread_t id;
+	int e = kts.create(&id, NULL, spare_start, k);
+	if (tp != vp->carrier->tp)
+		__weft_arch_tp_set(tp);
+	__weft_raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&old, 0, 8, 0, 0);
+	if (e != 0) {
+		munmap(k, sizeof *k);
+		return NULL;
+	}
+	kts.made++;
+	return k;
+}
+
+/* glibc skips the lock prefix of its "catomic" operations while the TCB's
+ * multiple_threads is 0: once a second kernel thread exists, every UT's
+ * TCB says 1 (tls.c fills new ones from kt0's, which says so too). */
+static void multiple_threads_on(void)
+{
+	static bool done;
+	if (done)
+		return;
+	done = true;
+	__weft_tls_multiple_threads();
+}
+
+struct kt *__weft_kt_spare_get(void)
+{
+	struct kt *head = __atomic_load_n(&kts.spares, __ATOMIC_ACQUIRE);
+	while (head) {
+		struct kt *next = head->next_spare;
+		if (__atomic_compare_exchange_n(&kts.spares, &head, next, false, __ATOMIC_ACQUIRE,
+						__ATOMIC_ACQUIRE)) {
+			__atomic_sub_fetch(&kts.parked, 1, __ATOMIC_RELAXED);
+			return head;
+		}
+	}
+	multiple_threads_on();
+	return spare_make();
+}
+
+void __weft_kt_give(struct kt *k)
+{
+	if (__atomic_exchange_n(&k->gift, 1, __ATOMIC_RELEASE) == 0)
+		futex(&k->gift, FUTEX_WAKE, 1);
+}
+
+void __weft_kt_counts(uint64_t *made, uint64_t *spare)
+{
+	*made = kts.made;
+	*spare = kts.parked;
+}
