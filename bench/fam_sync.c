@@ -25,7 +25,7 @@
 /* ------------------------------------------------------------------ */
 /* Mutexes                                                             */
 
-static BENCH_ALIGNED int64_t m_mutex(uint64_t n)
+BENCH_ALIGNED int64_t bench_mutex(uint64_t n)
 {
 	pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
 	int64_t t0 = now_ns();
@@ -346,7 +346,7 @@ static BENCH_ALIGNED int64_t m_sem(uint64_t n)
 static const struct metric rows[] = {
 	{ "mutex", GROUP, U_NS, 0, "mutex lock+unlock, no contention",
 	  "1 µs (Mueller; SPARC IPX); 12.76 µs (Marovich; HP 835); 4.1 µs (Small & Seltzer; 486)",
-	  SYNC_MUTEX, m_mutex },
+	  SYNC_MUTEX, bench_mutex },
 	{ "mutex_handoff", GROUP, U_NS, F_UNPINNED, "mutex hand-off, long-term contention",
 	  "35.7 µs (Marovich; HP 835); 51 µs (Mueller; SPARC IPX); peer: State Threads 27 ns",
 	  SYNC_MUTEX, m_handoff },

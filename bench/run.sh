@@ -4,6 +4,8 @@
 #
 #   bench/run.sh BUILD_DIR [--doc FILE.md]
 #   QUICK=1 bench/run.sh BUILD_DIR        (CI smoke run: short repetitions)
+#   FAMILY='Seed interfaces' bench/run.sh BUILD_DIR   (one family's rows:
+#                                         the group name --list prints)
 #
 # Each metric runs in its own process (bench-weft / bench-nptl KEY), pinned
 # to CPU 0 so that Weft's one kernel thread and NPTL's threads share one
@@ -45,6 +47,18 @@ md=$out/results.md
 meta=$out/metrics.txt
 : >"$csv"
 "$bw" --list >"$meta"
+family=${FAMILY:-}
+if [ -n "$family" ]; then
+	if [ -n "$doc" ]; then
+		echo "bench: --doc needs every family; unset FAMILY" >&2
+		exit 2
+	fi
+	awk -F'|' -v f="$family" '$2 == f' "$meta" >"$meta.one" && mv "$meta.one" "$meta"
+	if [ ! -s "$meta" ]; then
+		echo "bench: no family \"$family\"; the families: $("$bw" --list | cut -d'|' -f2 | uniq | paste -sd, -)" >&2
+		exit 2
+	fi
+fi
 
 if [ -n "$quick" ]; then limit=30; else limit=180; fi
 pin=()
