@@ -7,6 +7,7 @@ JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?= -DWEFT_WERROR=ON
 QUICK ?=
 ONLY ?=
+FAMILY ?=
 FUZZ_CASES ?= 100000
 
 .PHONY: all build build-san build-debug test test-release test-san test-debug bench install clean perf-doc fuzz
@@ -43,7 +44,7 @@ fuzz: build build-san
 	WEFT_FUZZ_CASES=$(FUZZ_CASES) build-san/tests/fuzz/api_fuzz
 
 bench: build
-	@QUICK=$(QUICK) ONLY=$(ONLY) bench/run.sh build
+	@QUICK=$(QUICK) FAMILY="$(FAMILY)" ONLY=$(ONLY) bench/run.sh build
 
 perf-doc: build
 	@bench/run.sh build --doc docs/performance.md

@@ -4,10 +4,15 @@
  * timed waiter, outside or inside the critical section), semaphore
  * ping-pong; Marovich §3.3.8-9 and Mueller's Table 2.
  *
- * Default mutex and condition attributes throughout.  Invariant: every row
- * that blocks names the calls it needs in the table's `needs`, so that
- * bench-weft prints n/a instead of running glibc's blocking sync on Weft's
- * one kernel thread.
+ * Default mutex and condition attributes, except in the priority-protocol
+ * rows: lock+unlock of a PRIO_INHERIT and of a PRIO_PROTECT mutex with no
+ * contention, and the boost/de-boost round of a contended PRIO_INHERIT
+ * mutex beside the same round with PRIO_NONE.  Those run their threads
+ * under SCHED_FIFO: NPTL needs the privilege for it (without it the row is
+ * n/a, with the reason), Weft does not.  Invariant: every row that blocks
+ * names the calls it needs in the table's `needs`, so that bench-weft
+ * prints n/a instead of running glibc's blocking sync on Weft's one kernel
+ * thread.
  */
 #define _GNU_SOURCE
 #include <semaphore.h>
@@ -20,7 +25,7 @@
 /* ------------------------------------------------------------------ */
 /* Mutexes                                                             */
 
-static BENCH_ALIGNED int64_t m_mutex(uint64_t n)
+BENCH_ALIGNED int64_t bench_mutex(uint64_t n)
 {
 	pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
 	int64_t t0 = now_ns();
@@ -88,6 +93,121 @@ static BENCH_ALIGNED int64_t m_handoff(uint64_t n)
 	free(h);
 	return dt * (int64_t)n / (int64_t)(2 * rounds);
 }
+
+/* ------------------------------------------------------------------ */
+/* Priority protocols                                                  */
+
+static void set_self_sched(int policy, int prio)
+{
+	struct sched_param sp = { .sched_priority = prio };
+	int e = pthread_setschedparam(pthread_self(), policy, &sp);
+	if (e)
+		die("pthread_setschedparam (SCHED_FIFO needs privilege under NPTL)", e);
+}
+
+static void protocol_mutex_init(pthread_mutex_t *m, int protocol, int ceiling)
+{
+	pthread_mutexattr_t a;
+	pthread_mutexattr_init(&a);
+	int e = pthread_mutexattr_setprotocol(&a, protocol);
+	if (!e && protocol == PTHREAD_PRIO_PROTECT)
+		e = pthread_mutexattr_setprioceiling(&a, ceiling);
+	if (!e)
+		e = pthread_mutex_init(m, &a);
+	if (e)
+		die("a priority-protocol mutex", e);
+	pthread_mutexattr_destroy(&a);
+}
+
+/* Uncontended lock+unlock of a protocol mutex.  PRIO_PROTECT: the caller
+ * runs at SCHED_FIFO 1 under a ceiling of 2, so every lock raises it and
+ * every unlock lowers it (NPTL: a sched_setscheduler call each). */
+static BENCH_ALIGNED int64_t protocol_uncontended(uint64_t n, int protocol)
+{
+	pthread_mutex_t m;
+	protocol_mutex_init(&m, protocol, 2);
+	if (protocol == PTHREAD_PRIO_PROTECT)
+		set_self_sched(SCHED_FIFO, 1);
+	int e = pthread_mutex_lock(&m);
+	if (e)
+		die("pthread_mutex_lock", e);
+	pthread_mutex_unlock(&m);
+	int64_t t0 = now_ns();
+	for (uint64_t i = 0; i < n; i++) {
+		pthread_mutex_lock(&m);
+		pthread_mutex_unlock(&m);
+	}
+	int64_t dt = now_ns() - t0;
+	if (protocol == PTHREAD_PRIO_PROTECT)
+		set_self_sched(SCHED_OTHER, 0);
+	pthread_mutex_destroy(&m);
+	return dt;
+}
+
+static int64_t m_mutex_pi(uint64_t n) { return protocol_uncontended(n, PTHREAD_PRIO_INHERIT); }
+static int64_t m_mutex_pp(uint64_t n) { return protocol_uncontended(n, PTHREAD_PRIO_PROTECT); }
+
+/*
+ * One round of Mueller's Figure 5(b) between two SCHED_FIFO threads: the
+ * low one (the timer, 10) locks, wakes the high one (20), which preempts
+ * it and blocks on the mutex — PRIO_INHERIT boosts the holder — then the
+ * holder unlocks — the boost ends and the mutex is handed over — and the
+ * high one unlocks and waits for the next round.  Four switches a round,
+ * a boost and its end; with PRIO_NONE the same four switches and no boost,
+ * so the difference is the protocol's cost.
+ */
+struct boostpair {
+	pthread_mutex_t m;
+	sem_t go;
+	uint64_t n;
+};
+
+static BENCH_ALIGNED void *boost_high(void *p)
+{
+	struct boostpair *b = p;
+	for (uint64_t i = 0; i < b->n; i++) {
+		sem_wait(&b->go);
+		pthread_mutex_lock(&b->m);
+		pthread_mutex_unlock(&b->m);
+	}
+	return NULL;
+}
+
+static BENCH_ALIGNED int64_t boost_rounds(uint64_t n, int protocol)
+{
+	struct boostpair *b = calloc(1, sizeof *b);
+	protocol_mutex_init(&b->m, protocol, 0);
+	sem_init(&b->go, 0, 0);
+	b->n = n;
+	set_self_sched(SCHED_FIFO, 10);
+	pthread_attr_t a;
+	struct sched_param sp = { .sched_priority = 20 };
+	pthread_attr_init(&a);
+	pthread_attr_setinheritsched(&a, PTHREAD_EXPLICIT_SCHED);
+	pthread_attr_setschedpolicy(&a, SCHED_FIFO);
+	pthread_attr_setschedparam(&a, &sp);
+	pthread_t t;
+	int e = pthread_create(&t, &a, boost_high, b);
+	if (e)
+		die("pthread_create (SCHED_FIFO needs privilege under NPTL)", e);
+	pthread_attr_destroy(&a);
+	int64_t t0 = now_ns();
+	for (uint64_t i = 0; i < n; i++) {
+		pthread_mutex_lock(&b->m);
+		sem_post(&b->go);            /* high runs, blocks on m */
+		pthread_mutex_unlock(&b->m); /* high runs, unlocks, waits */
+	}
+	int64_t dt = now_ns() - t0;
+	join(t);
+	set_self_sched(SCHED_OTHER, 0);
+	sem_destroy(&b->go);
+	pthread_mutex_destroy(&b->m);
+	free(b);
+	return dt;
+}
+
+static int64_t m_boost_pi(uint64_t n) { return boost_rounds(n, PTHREAD_PRIO_INHERIT); }
+static int64_t m_boost_none(uint64_t n) { return boost_rounds(n, PTHREAD_PRIO_NONE); }
 
 /* ------------------------------------------------------------------ */
 /* Conditions                                                          */
@@ -226,10 +346,21 @@ static BENCH_ALIGNED int64_t m_sem(uint64_t n)
 static const struct metric rows[] = {
 	{ "mutex", GROUP, U_NS, 0, "mutex lock+unlock, no contention",
 	  "1 µs (Mueller; SPARC IPX); 12.76 µs (Marovich; HP 835); 4.1 µs (Small & Seltzer; 486)",
-	  SYNC_MUTEX, m_mutex },
+	  SYNC_MUTEX, bench_mutex },
 	{ "mutex_handoff", GROUP, U_NS, F_UNPINNED, "mutex hand-off, long-term contention",
 	  "35.7 µs (Marovich; HP 835); 51 µs (Mueller; SPARC IPX); peer: State Threads 27 ns",
 	  SYNC_MUTEX, m_handoff },
+	{ "mutex_pi", GROUP, U_NS, 0, "mutex lock+unlock, no contention, PRIO_INHERIT",
+	  "-", SYNC_MUTEX " pthread_mutexattr_setprotocol", m_mutex_pi },
+	{ "mutex_pp", GROUP, U_NS, 0,
+	  "mutex lock+unlock, no contention, PRIO_PROTECT (each lock raises the caller, SCHED_FIFO 1, to ceiling 2)",
+	  "-", SYNC_MUTEX " pthread_mutexattr_setprotocol pthread_setschedparam", m_mutex_pp },
+	{ "mutex_boost_pi", GROUP, U_NS, 0,
+	  "PRIO_INHERIT round: a waiter boosts the holder, unlock ends the boost and hands over (4 switches)",
+	  "-", SYNC_MUTEX " sem_wait sem_post pthread_setschedparam", m_boost_pi },
+	{ "mutex_boost_none", GROUP, U_NS, 0,
+	  "the same round with PRIO_NONE: the same 4 switches, no boost",
+	  "-", SYNC_MUTEX " sem_wait sem_post pthread_setschedparam", m_boost_none },
 	{ "cond_signal_none", GROUP, U_NS, 0, "cond signal, no waiter",
 	  "1.81 µs (Marovich; HP 835)", "pthread_cond_signal", m_cond_signal_none },
 	{ "cond_broadcast_none", GROUP, U_NS, 0, "cond broadcast, no waiter",

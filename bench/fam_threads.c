@@ -32,7 +32,7 @@ static BENCH_ALIGNED int64_t m_once(uint64_t n)
  * that every iteration really calls it. */
 static pthread_t (*volatile self_fn)(void) = pthread_self;
 
-static BENCH_ALIGNED int64_t m_self(uint64_t n)
+BENCH_ALIGNED int64_t bench_self(uint64_t n)
 {
 	pthread_t (*f)(void) = self_fn;
 	int64_t t0 = now_ns();
@@ -66,7 +66,7 @@ static BENCH_ALIGNED void *yield_partner(void *p)
 }
 
 /* Two threads yield to each other: n yields in all, one switch each. */
-static BENCH_ALIGNED int64_t m_yield_busy(uint64_t n)
+BENCH_ALIGNED int64_t bench_yield_busy(uint64_t n)
 {
 	struct yield_pair y = { .n = n / 2 + 1 };
 	pthread_t t = spawn(yield_partner, &y);
@@ -100,7 +100,7 @@ static BENCH_ALIGNED int64_t m_create(uint64_t n)
 	return total;
 }
 
-static BENCH_ALIGNED int64_t m_create_join(uint64_t n)
+BENCH_ALIGNED int64_t bench_create_join(uint64_t n)
 {
 	int64_t t0 = now_ns();
 	for (uint64_t i = 0; i < n; i++)
@@ -114,19 +114,19 @@ static BENCH_ALIGNED int64_t m_create_join(uint64_t n)
 static const struct metric rows[] = {
 	{ "once", GROUP, U_NS, 0, "pthread_once, already done", "-", NULL, m_once },
 	{ "self", GROUP, U_NS, 0, "pthread_self",
-	  "0.79 µs th_self (Small & Seltzer; 486DX2-66)", NULL, m_self },
+	  "0.79 µs th_self (Small & Seltzer; 486DX2-66)", NULL, bench_self },
 	{ "yield_idle", GROUP, U_NS, 0, "yield, not busy (no other thread ready)",
 	  "2.19 µs (Marovich; HP 9000/835); 4.0 µs (HP 9000/370)", NULL, m_yield_idle },
 	{ "yield_busy", GROUP, U_NS, F_UNPINNED, "yield, busy (two threads; per switch)",
 	  "22.2 µs (Marovich; HP 835); 37 µs (Mueller; SPARC IPX); 7.8 µs (Small & Seltzer; 486); "
 	  "5 µs (Xthreads; iPSC860); peers: Go 1 P 132 ns; GNU Pth 2.1 µs",
-	  NULL, m_yield_busy },
+	  NULL, bench_yield_busy },
 	{ "create", GROUP, U_NS, 0, "create, no switch",
 	  "12 µs (Mueller; SPARC IPX); SunOS 56 µs (SPARC 1+)", NULL, m_create },
 	{ "create_join", GROUP, U_NS, F_UNPINNED, "create + join",
 	  "13 µs create+exit (Xthreads; iPSC860); 102.8 µs fork (Small & Seltzer; 486); "
 	  "peer: State Threads 230 ns",
-	  NULL, m_create_join },
+	  NULL, bench_create_join },
 };
 
 BENCH_FAMILY(fam_threads, rows);

@@ -164,4 +164,18 @@ static inline void join(pthread_t t)
 		die("pthread_join", e);
 }
 
+/* ------------------------------------------------------------------ */
+/* Loops one family lends another                                      */
+
+/* Timed metrics of the Threads and Synchronisation families that the Seed
+ * interfaces family runs as its NPTL side, each the nearest pthread program
+ * to a seed row: create + join, two threads sched_yield in turn (per
+ * switch), pthread_self, an uncontended mutex lock + unlock.  Lending a
+ * whole metric adds no call inside a timed loop (the harness calls every
+ * metric through a pointer). */
+int64_t bench_create_join(uint64_t n);
+int64_t bench_yield_busy(uint64_t n);
+int64_t bench_self(uint64_t n);
+int64_t bench_mutex(uint64_t n);
+
 #endif

@@ -4,6 +4,8 @@
 #
 #   bench/run.sh BUILD_DIR [--doc FILE.md]
 #   QUICK=1 bench/run.sh BUILD_DIR        (CI smoke run: short repetitions)
+#   FAMILY='Seed interfaces' bench/run.sh BUILD_DIR   (one family's rows:
+#                                         the group name --list prints)
 #   ONLY=REGEX bench/run.sh BUILD_DIR     (only the rows whose key matches,
 #                                          e.g. ONLY=^echo make bench)
 #
@@ -48,6 +50,18 @@ md=$out/results.md
 meta=$out/metrics.txt
 : >"$csv"
 "$bw" --list >"$meta"
+family=${FAMILY:-}
+if [ -n "$family" ]; then
+	if [ -n "$doc" ]; then
+		echo "bench: --doc needs every family; unset FAMILY" >&2
+		exit 2
+	fi
+	awk -F'|' -v f="$family" '$2 == f' "$meta" >"$meta.one" && mv "$meta.one" "$meta"
+	if [ ! -s "$meta" ]; then
+		echo "bench: no family \"$family\"; the families: $("$bw" --list | cut -d'|' -f2 | uniq | paste -sd, -)" >&2
+		exit 2
+	fi
+fi
 if [ -n "${ONLY:-}" ]; then
 	awk -F'|' -v re="$ONLY" '$1 ~ re' "$meta" >"$meta.only" && mv "$meta.only" "$meta"
 fi

@@ -45,7 +45,7 @@
 /* Calls that run the epilogue: each must be measured below. */
 static const char *switching[] = {
 	"pthread_mutex_lock", "pthread_mutex_trylock", "pthread_mutex_timedlock",
-	"pthread_mutex_clocklock", "pthread_mutex_unlock",
+	"pthread_mutex_clocklock", "pthread_mutex_unlock", "pthread_mutex_setprioceiling",
 	"pthread_cond_wait", "pthread_cond_timedwait", "pthread_cond_clockwait",
 	"pthread_cond_signal", "pthread_cond_broadcast",
 	"pthread_rwlock_rdlock", "pthread_rwlock_tryrdlock", "pthread_rwlock_timedrdlock",
@@ -98,7 +98,7 @@ static const char *exempt[] = {
 	"pthread_condattr_getclock", "pthread_condattr_getpshared", "pthread_condattr_init",
 	"pthread_condattr_setclock", "pthread_condattr_setpshared",
 	"pthread_mutex_consistent", "pthread_mutex_destroy", "pthread_mutex_getprioceiling",
-	"pthread_mutex_init", "pthread_mutex_setprioceiling", "pthread_mutexattr_destroy",
+	"pthread_mutex_init", "pthread_mutexattr_destroy",
 	"pthread_mutexattr_getprioceiling", "pthread_mutexattr_getprotocol",
 	"pthread_mutexattr_getpshared", "pthread_mutexattr_getrobust", "pthread_mutexattr_gettype",
 	"pthread_mutexattr_init", "pthread_mutexattr_setprioceiling", "pthread_mutexattr_setprotocol",
@@ -408,6 +408,25 @@ static void run_calls(void)
 	pthread_mutex_unlock(&m);
 	ONE("pthread_mutex_clocklock", pthread_mutex_clocklock(&m, CLOCK_MONOTONIC, &past));
 	pthread_mutex_unlock(&m);
+	/* The priority protocols' paths (they may switch: a ceiling given
+	 * back, a waiter handed the mutex) */
+	for (int protocol = PTHREAD_PRIO_INHERIT; protocol <= PTHREAD_PRIO_PROTECT; protocol++) {
+		pthread_mutexattr_t ma;
+		pthread_mutex_t pm;
+		int old;
+		pthread_mutexattr_init(&ma);
+		pthread_mutexattr_setprotocol(&ma, protocol);
+		pthread_mutexattr_setprioceiling(&ma, 99);
+		pthread_mutex_init(&pm, &ma);
+		ONE("pthread_mutex_lock", pthread_mutex_lock(&pm));
+		ONE("pthread_mutex_unlock", pthread_mutex_unlock(&pm));
+		ONE("pthread_mutex_trylock", pthread_mutex_trylock(&pm));
+		pthread_mutex_unlock(&pm);
+		if (protocol == PTHREAD_PRIO_PROTECT)
+			ONE("pthread_mutex_setprioceiling", pthread_mutex_setprioceiling(&pm, 98, &old));
+		pthread_mutex_destroy(&pm);
+		pthread_mutexattr_destroy(&ma);
+	}
 
 	pthread_mutex_lock(&m);
 	ONE("pthread_cond_timedwait", pthread_cond_timedwait(&c, &m, &past));

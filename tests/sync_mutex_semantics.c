@@ -197,9 +197,15 @@ PASSES_NULL static void mutex_bad_input(void)
 	CHECK_EQ(pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED), ENOTSUP);
 	CHECK_EQ(pthread_mutexattr_setpshared(&a, 5), EINVAL);
 	CHECK_OK(pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_PRIVATE));
-	CHECK_EQ(pthread_mutexattr_setprotocol(&a, PTHREAD_PRIO_INHERIT), ENOTSUP);
-	CHECK_EQ(pthread_mutexattr_setprotocol(&a, PTHREAD_PRIO_PROTECT), ENOTSUP);
+	CHECK_OK(pthread_mutexattr_setprotocol(&a, PTHREAD_PRIO_INHERIT));
+	CHECK_OK(pthread_mutexattr_getprotocol(&a, &v));
+	CHECK_EQ(v, PTHREAD_PRIO_INHERIT);
+	CHECK_OK(pthread_mutexattr_setprotocol(&a, PTHREAD_PRIO_PROTECT));
+	CHECK_OK(pthread_mutexattr_getprotocol(&a, &v));
+	CHECK_EQ(v, PTHREAD_PRIO_PROTECT);
 	CHECK_EQ(pthread_mutexattr_setprotocol(&a, 99), EINVAL);
+	CHECK_OK(pthread_mutexattr_getprotocol(&a, &v));
+	CHECK_EQ(v, PTHREAD_PRIO_PROTECT);
 	CHECK_OK(pthread_mutexattr_setprotocol(&a, PTHREAD_PRIO_NONE));
 	CHECK_OK(pthread_mutexattr_getprotocol(&a, &v));
 	CHECK_EQ(v, PTHREAD_PRIO_NONE);

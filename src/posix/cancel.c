@@ -84,8 +84,9 @@ static void cancel_other(struct vp *vp, struct ut *t)
 		arm(vp, t);
 	if (t->state != UT_BLOCKED)
 		return;
+	/* A waiter for a PRIO_INHERIT mutex takes back what it lent. */
 	if (t->cancel_point == CP_WAITING || (async && t->cancel_point == CP_NONE))
-		__weft_unpark(t, ECANCELED);
+		__weft_sync_unpark(t, ECANCELED);
 }
 
 EXPORT int pthread_cancel(pthread_t th)

@@ -5,8 +5,16 @@
  * These change only the UT's place in Weft's ready queues; the kernel thread
  * under the VP keeps its own policy.  User-level priorities need no
  * privilege, so SCHED_FIFO/RR never fail with EPERM here.
+ *
+ * A UT that holds a PRIO_INHERIT or PRIO_PROTECT mutex runs at the highest
+ * of its own priority and what its mutexes lend it (sync/prio.c).  Changing
+ * its own priority then changes the base only; it moves only if the
+ * priority it runs at changes, and is never sent to the tail of its level
+ * when that priority stays (XSH 2.9.4).  A UT parked on a PRIO_INHERIT
+ * mutex lends its new priority to the owner at once.
  */
 #include "attr.h"
+#include "posix.h"
 #include "../arch/arch.h"
 #include "weft.h"
 
@@ -66,6 +74,24 @@ EXPORT int weft_pthread_yield_alias(void)
 	return 0;
 }
 
+/* Give t its new policy and base priority.  `setprio`: as
+ * pthread_setschedprio (XSH 2.8.4's placement rules), else as
+ * pthread_setschedparam. */
+static void set_sched(struct ut *t, int policy, int prio, bool setprio)
+{
+	if (__weft_prio_holds(t)) {
+		/* The assigned parameters are the posix layer's to set; the
+		 * runtime only places the UT, by the priority it runs at. */
+		t->policy = (uint8_t)policy;
+		t->base_prio = (uint8_t)prio;
+		__weft_prio_recompute(t);
+	} else {
+		__weft_set_sched(t, policy, prio, setprio);
+	}
+	__weft_prio_waiting_changed(t);
+	__weft_preempt_check();
+}
+
 EXPORT int pthread_setschedparam(pthread_t th, int policy, const struct sched_param *p)
 {
 	__weft_ensure();
@@ -77,7 +103,7 @@ EXPORT int pthread_setschedparam(pthread_t th, int policy, const struct sched_pa
 		return EINVAL;
 	if (t->state == UT_ZOMBIE)
 		return 0;
-	__weft_set_sched(t, policy, p->sched_priority, false);
+	set_sched(t, policy, p->sched_priority, false);
 	return 0;
 }
 
@@ -107,7 +133,7 @@ EXPORT int pthread_setschedprio(pthread_t th, int prio)
 	if (t->state == UT_ZOMBIE)
 		return 0;
 	/* POSIX: a thread whose priority is lowered this way heads its new list */
-	__weft_set_sched(t, t->policy, prio, true);
+	set_sched(t, t->policy, prio, true);
 	return 0;
 }
 

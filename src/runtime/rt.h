@@ -500,6 +500,12 @@ void __weft_schedule(void) HIDDEN;
 /* Change policy/priority of any live UT, moving it within its queue as
  * pthread_setschedparam (setprio false) or pthread_setschedprio does. */
 void __weft_set_sched(struct ut *t, int policy, int prio, bool setprio) HIDDEN;
+/* A mutex protocol's boost or its end (sync/prio.c): t runs at `prio`
+ * without a change of policy or base priority.  READY: to the head of its
+ * new level if `to_head`, else the tail; BLOCKED: re-placed in its wait
+ * queue; RUNNING: the number only.  Never switches: the caller calls
+ * __weft_preempt_check() when done. */
+void __weft_set_effective_prio(struct ut *t, int prio, bool to_head) HIDDEN;
 /* Rotate cur behind the other UTs of its priority (RR slice expiry). */
 void __weft_rotate(void) HIDDEN;
 static inline int __weft_highest_ready(const struct vp *vp)

@@ -446,6 +446,31 @@ int __weft_yield_to(struct ut *t)
 	return 0;
 }
 
+/* Give a UT that is not running priority `prio` where its queue says:
+ * READY at the head or tail of its new level, BLOCKED re-placed in its
+ * wait queue's priority order; any other state keeps only the number. */
+static void place(struct vp *vp, struct ut *t, int prio, bool to_head)
+{
+	switch (t->state) {
+	case UT_READY:
+		rq_unlink(vp, t);
+		t->prio = (uint8_t)prio;
+		rq_link(vp, t, to_head);
+		return;
+	case UT_BLOCKED:
+		t->prio = (uint8_t)prio;
+		if (t->wq) {
+			struct waitq *q = t->wq;
+			__weft_waitq_remove(q, t);
+			__weft_waitq_insert(q, t);
+		}
+		return;
+	default:
+		t->prio = (uint8_t)prio;
+		return;
+	}
+}
+
 /*
  * POSIX (XSH 2.8.4): pthread_setschedparam puts a running or ready thread at
  * the tail of its (new) priority's list, even when the priority does not
@@ -463,20 +488,6 @@ void __weft_set_sched(struct ut *t, int policy, int prio, bool setprio)
 		return;
 	bool to_head = setprio && prio < old;
 	switch (t->state) {
-	case UT_READY:
-		rq_unlink(vp, t);
-		t->prio = (uint8_t)prio;
-		rq_link(vp, t, to_head);
-		__weft_preempt_check();
-		return;
-	case UT_BLOCKED:
-		t->prio = (uint8_t)prio;
-		if (t->wq) {
-			struct waitq *q = t->wq;
-			__weft_waitq_remove(q, t);
-			__weft_waitq_insert(q, t);
-		}
-		return;
 	case UT_RUNNING: {
 		t->prio = (uint8_t)prio;
 		int hp = __weft_highest_ready(vp);
@@ -486,8 +497,28 @@ void __weft_set_sched(struct ut *t, int policy, int prio, bool setprio)
 			preempt_current(vp, to_head);
 		return;
 	}
+	case UT_READY:
+		place(vp, t, prio, to_head);
+		__weft_preempt_check();
+		return;
 	default:
-		t->prio = (uint8_t)prio;
+		place(vp, t, prio, to_head);
 		return;
 	}
+}
+
+/*
+ * A mutex protocol (sync/prio.c) moves t to effective priority `prio`; its
+ * policy and base priority stay.  READY: unlinked and linked again at the
+ * head of its new level when `to_head` (a boost that ends), else at the
+ * tail (a boost that begins); BLOCKED: re-placed in its wait queue (the
+ * queue's priority order); RUNNING: only the number changes.  Never
+ * switches: the caller, once done with every UT it moves, calls
+ * __weft_preempt_check(), which keeps a preempted UT at the head of its
+ * level.  Under M:N the caller holds t's scheduling-fields lock.
+ */
+void __weft_set_effective_prio(struct ut *t, int prio, bool to_head)
+{
+	if (t->prio != prio)
+		place(__weft_vp(), t, prio, to_head);
 }

@@ -4,19 +4,22 @@
  *
  * Each lives in glibc's size (4 bytes; 8 for rwlockattr) and its all-zero
  * value is the default, so an init call only has to zero it.  Invariant:
- * a stored attribute only ever holds values Weft supports.
- * Process-shared objects and the priority protocols (INHERIT, PROTECT) have
- * issues of their own: until they land their setters answer ENOTSUP, while
- * PROCESS_PRIVATE and PRIO_NONE are accepted.
+ * a stored attribute only ever holds values Weft supports.  A mutex
+ * attribute keeps the type, robust and protocol bits where the mutex kind
+ * has them (sync.h) and the ceiling in bits of its own, so decoding it into
+ * a kind is a mask and a shift.  Process-shared objects have an issue of
+ * their own: until it lands PTHREAD_PROCESS_SHARED answers ENOTSUP.
  */
 #include "sync.h"
 
 /* ---- mutexattr: one int ---- */
 #define MA_TYPE_MASK 3
-#define MA_ROBUST 16                 /* same bit as the mutex kind's */
+#define MA_ROBUST MK_ROBUST           /* the same bits as the mutex kind's */
+#define MA_PI MK_PI
+#define MA_PP MK_PP
 #define MA_CEIL_SHIFT 8
 #define MA_CEIL_MASK (0x7f << MA_CEIL_SHIFT)
-#define MA_KNOWN (MA_TYPE_MASK | MA_ROBUST | MA_CEIL_MASK)
+#define MA_KNOWN (MA_TYPE_MASK | MA_ROBUST | MA_PI | MA_PP | MA_CEIL_MASK)
 
 static inline int *mattr(pthread_mutexattr_t *a) { return &a->__align; }
 
@@ -31,9 +34,20 @@ int __weft_mutexattr_kind(const pthread_mutexattr_t *a, int *kind) HIDDEN;
 int __weft_mutexattr_kind(const pthread_mutexattr_t *a, int *kind)
 {
 	int v = a->__align;
-	if (v & ~MA_KNOWN)
+	if ((v & ~MA_KNOWN) || (v & (MA_PI | MA_PP)) == (MA_PI | MA_PP))
 		return EINVAL;
-	*kind = v & (MA_TYPE_MASK | MA_ROBUST);
+	*kind = v & (MA_TYPE_MASK | MA_ROBUST | MA_PI | MA_PP);
+	if (v & MA_PP) {
+		/* glibc answers ENOTSUP for robust priority-protected mutexes */
+		if (v & MA_ROBUST)
+			return ENOTSUP;
+		int c = (v & MA_CEIL_MASK) >> MA_CEIL_SHIFT;
+		if (c > WEFT_PRIO_MAX)
+			return EINVAL;
+		if (!c)
+			c = 1;                      /* unset: SCHED_FIFO's minimum, as glibc */
+		*kind |= c << MK_CEIL_SHIFT;
+	}
 	return 0;
 }
 
@@ -103,7 +117,9 @@ EXPORT int pthread_mutexattr_getprotocol(const pthread_mutexattr_t *a, int *prot
 {
 	if (!a || !protocol)
 		return EINVAL;
-	*protocol = PTHREAD_PRIO_NONE;
+	int v = a->__align;
+	*protocol = (v & MA_PI) ? PTHREAD_PRIO_INHERIT : (v & MA_PP) ? PTHREAD_PRIO_PROTECT
+								: PTHREAD_PRIO_NONE;
 	return 0;
 }
 
@@ -111,15 +127,18 @@ EXPORT int pthread_mutexattr_setprotocol(pthread_mutexattr_t *a, int protocol)
 {
 	if (!a)
 		return EINVAL;
-	if (protocol == PTHREAD_PRIO_NONE)
-		return 0;
-	if (protocol == PTHREAD_PRIO_INHERIT || protocol == PTHREAD_PRIO_PROTECT)
-		return ENOTSUP;
-	return EINVAL;
+	int bits;
+	switch (protocol) {
+	case PTHREAD_PRIO_NONE: bits = 0; break;
+	case PTHREAD_PRIO_INHERIT: bits = MA_PI; break;
+	case PTHREAD_PRIO_PROTECT: bits = MA_PP; break;
+	default: return EINVAL;
+	}
+	*mattr(a) = (*mattr(a) & ~(MA_PI | MA_PP)) | bits;
+	return 0;
 }
 
-/* The ceiling is kept (it is only used under PRIO_PROTECT, not yet
- * supported) so that programs that set and read it back see their value. */
+/* Unset, the ceiling reads as SCHED_FIFO's minimum priority (glibc's). */
 EXPORT int pthread_mutexattr_getprioceiling(const pthread_mutexattr_t *a, int *ceiling)
 {
 	if (!a || !ceiling)

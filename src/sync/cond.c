@@ -18,6 +18,14 @@
  * A woken waiter knows which case it was in by looking at the mutex owner:
  * if the hand-off already made it the owner, it does not lock again.
  *
+ * Protocol mutexes.  The waiter's release of its mutex ends what that mutex
+ * lent it (prio.c) before it parks, so it waits here at the priority it has
+ * without the mutex; it relocks through the mutex's own protocol; and a
+ * waiter moved onto a PRIO_INHERIT mutex lends its priority to the owner
+ * at once, as one that blocked in pthread_mutex_lock would.  Signal wakes
+ * the head of the queue: the highest-priority waiter, the longest-waiting
+ * among equals.
+ *
  * Invariant: `mutex` is the mutex of the current waiters (POSIX allows only
  * one at a time; a second one is EINVAL) and NULL when there are none.
  */
@@ -37,6 +45,8 @@ static void morph(struct wcond *c, struct wmutex *w, struct ut *t)
 	t->wait_kind = WAIT_MUTEX;
 	t->wait_obj = w;
 	t->cancel_point = CP_SATISFIED;   /* signalled: a cancel must not lose it */
+	if (w->kind & MK_PI)
+		__weft_prio_inherit(w, t);
 }
 
 static inline void forget_mutex_if_idle(struct wcond *c)
@@ -117,9 +127,11 @@ static void wake_first(struct wcond *c, bool preempt)
 {
 	struct ut *t = c->waiters.head;
 	struct wmutex *w = c->mutex;
-	if (w->owner)
+	if (w->owner) {
 		morph(c, w, t);
-	else if (preempt)
+		if (preempt && (w->kind & MK_PI))
+			__weft_preempt_check();   /* the owner may now outrank us */
+	} else if (preempt)
 		__weft_unpark(t, 0);
 	else
 		__weft_unpark_nopreempt(t, 0);

@@ -29,6 +29,15 @@
  * The cost is the lock convoy: a UT that unlocks and at once relocks while
  * others wait gives the mutex away and blocks.  Long-held, contended mutexes
  * want fairness more than that last bit of throughput.
+ *
+ * Priority protocols (prio.c).  A PRIO_INHERIT or PRIO_PROTECT mutex is on
+ * its owner's held list (robust.c) for as long as it is held; every change
+ * of owner or of waiters recomputes the priorities it affects: a lock takes
+ * the ceiling, a waiter that parks raises the chain of owners, a waiter
+ * that leaves without the mutex and an unlock lower them (the unlocker to
+ * the head of its level), and the hand-off gives the new owner what the
+ * remaining waiters lend.  Such mutexes have a kind other than 0, so the
+ * fast paths below never see them and cost what they cost before.
  */
 #include "sync.h"
 
@@ -36,23 +45,36 @@
 
 static inline int mutex_type(const struct wmutex *w) { return w->kind & MK_TYPE_MASK; }
 
+/* PRIO_PROTECT: a UT whose priority is above the ceiling may not lock it
+ * (EINVAL).  Its base priority counts, as in glibc: a boost lent by another
+ * mutex is not its own. */
+static inline bool above_ceiling(const struct wmutex *w, const struct ut *self)
+{
+	return (w->kind & MK_PP) && self->base_prio > wmutex_ceiling(w);
+}
+
 /* Make `self` the owner of the free mutex. */
 static inline int take(struct wmutex *w, struct ut *self)
 {
 	w->owner = self;
 	w->count = 0;
-	if (!(w->kind & MK_ROBUST))
+	if (!(w->kind & MK_HELD_LIST))
 		return 0;
-	__weft_robust_link(w, self);
+	__weft_held_link(w, self);
+	if (w->kind & MK_PROTOCOL)
+		__weft_prio_take(w, self);   /* the ceiling; waiters moved here by a broadcast */
 	return (w->kind & MK_INCONSISTENT) ? EOWNERDEAD : 0;
 }
 
 /* Acquire without blocking: 0, EOWNERDEAD, ENOTRECOVERABLE, EAGAIN,
- * EDEADLK, or EBUSY when the caller would have to wait. */
-static int try_acquire(struct wmutex *w, struct ut *self)
+ * EDEADLK, EINVAL (above the ceiling), or EBUSY when the caller would have
+ * to wait. */
+static inline __attribute__((always_inline)) int try_acquire(struct wmutex *w, struct ut *self)
 {
 	if (unlikely(w->kind & MK_NOTRECOVERABLE))
 		return ENOTRECOVERABLE;
+	if (unlikely(above_ceiling(w, self)))
+		return EINVAL;
 	if (!w->owner)
 		return take(w, self);
 	if (w->owner != self)
@@ -70,29 +92,69 @@ static int try_acquire(struct wmutex *w, struct ut *self)
 	}
 }
 
+/* Park until the unlocker hands us the mutex (0 or EOWNERDEAD) or until
+ * `deadline`.  Under PRIO_INHERIT the owner chain inherits our priority
+ * before we park, so the scheduler's next choice already sees it. */
+static int wait_for(struct wmutex *w, struct ut *self, int64_t deadline)
+{
+	if (!(w->kind & MK_PI))
+		return __weft_park(&w->waiters, deadline, WAIT_MUTEX, w);
+	__weft_prio_inherit(w, self);
+	int r = __weft_park(&w->waiters, deadline, WAIT_MUTEX, w);
+	if (r == ETIMEDOUT)
+		__weft_prio_waiter_left(w);
+	return r;
+}
+
 int __weft_mutex_acquire(struct wmutex *w, struct ut *self, int64_t deadline)
 {
 	int r = try_acquire(w, self);
 	if (r != EBUSY)
 		return r;
-	/* Woken with 0 or EOWNERDEAD, the unlocker has made us the owner. */
-	return __weft_park(&w->waiters, deadline, WAIT_MUTEX, w);
+	return wait_for(w, self, deadline);
 }
 
-void __weft_mutex_release(struct wmutex *w, bool preempt)
+/* The protocols' release: hand over as below, then the new owner takes
+ * what the mutex lends (its ceiling, the waiters left behind it) and the
+ * old one gives it back. */
+static void release_protocol(struct wmutex *w, struct ut *old, bool preempt)
 {
+	int lent = wmutex_lends(w);
+	struct ut *next = __weft_waitq_first(&w->waiters);
+	w->owner = next;
+	if (!next && (lent < old->prio || old->prio == old->base_prio))
+		return;       /* it lent nothing the owner runs at: no change */
+	if (next) {
+		__weft_held_link(w, next);
+		__weft_unpark_nopreempt(next, 0);
+		__weft_prio_take(w, next);
+	}
+	__weft_prio_give_back(old, lent);
+	if (preempt)
+		__weft_preempt_check();
+}
+
+/* Inlined into unlock (the protocols' uncontended unlock is all here). */
+static inline __attribute__((always_inline)) void release(struct wmutex *w, bool preempt)
+{
+	struct ut *old = w->owner;
 	w->count = 0;
-	if (w->kind & MK_ROBUST) {
-		__weft_robust_unlink(w, w->owner);
+	if (w->kind & MK_HELD_LIST) {
+		__weft_held_unlink(w, old);
 		if (w->kind & MK_INCONSISTENT) {
 			/* Unlocked without pthread_mutex_consistent: the state
 			 * it protects is lost for good. */
 			w->kind = (w->kind & ~MK_INCONSISTENT) | MK_NOTRECOVERABLE;
 			w->owner = NULL;
+			__weft_wake_all_nopreempt(&w->waiters, ENOTRECOVERABLE);
+			if (w->kind & MK_PROTOCOL)
+				__weft_prio_recompute(old);
 			if (preempt)
-				__weft_wake_all(&w->waiters, ENOTRECOVERABLE);
-			else
-				__weft_wake_all_nopreempt(&w->waiters, ENOTRECOVERABLE);
+				__weft_preempt_check();
+			return;
+		}
+		if (w->kind & MK_PROTOCOL) {
+			release_protocol(w, old, preempt);
 			return;
 		}
 	}
@@ -101,11 +163,16 @@ void __weft_mutex_release(struct wmutex *w, bool preempt)
 	if (!next)
 		return;
 	if (w->kind & MK_ROBUST)
-		__weft_robust_link(w, next);
+		__weft_held_link(w, next);
 	if (preempt)
 		__weft_unpark(next, 0);
 	else
 		__weft_unpark_nopreempt(next, 0);
+}
+
+void __weft_mutex_release(struct wmutex *w, bool preempt)
+{
+	release(w, preempt);
 }
 
 /* Lock with an optional deadline given as (clk, abs); abs NULL: none. */
@@ -126,7 +193,7 @@ static int lock_slow(struct wmutex *w, clockid_t clk, const struct timespec *abs
 		if (r)
 			return r;
 	}
-	return __weft_park(&w->waiters, deadline, WAIT_MUTEX, w);
+	return wait_for(w, self, deadline);
 }
 
 EXPORT int pthread_mutex_lock(pthread_mutex_t *m)
@@ -169,8 +236,9 @@ static int unlock_slow(struct wmutex *w)
 		return EINVAL;
 	struct ut *self = __weft_self();
 	int type = mutex_type(w);
+	/* PRIO_INHERIT mutexes check too, as glibc's (the kernel's) do. */
 	bool checked = type == PTHREAD_MUTEX_RECURSIVE || type == PTHREAD_MUTEX_ERRORCHECK ||
-		       (w->kind & MK_ROBUST);
+		       (w->kind & (MK_ROBUST | MK_PI));
 	if (w->owner != self) {
 		if (checked)
 			return EPERM;
@@ -183,7 +251,7 @@ static int unlock_slow(struct wmutex *w)
 		w->count--;
 		return 0;
 	}
-	__weft_mutex_release(w, true);
+	release(w, true);
 	return 0;
 }
 
@@ -238,19 +306,47 @@ EXPORT int pthread_mutex_destroy(pthread_mutex_t *m)
 	return 0;
 }
 
-/* PTHREAD_PRIO_PROTECT is not supported yet (its own issue), so no mutex
- * has a ceiling: glibc answers EINVAL for such a mutex too. */
 EXPORT int pthread_mutex_getprioceiling(const pthread_mutex_t *m, int *ceiling)
 {
-	(void)m;
-	(void)ceiling;
-	return EINVAL;
+	const struct wmutex *w = (const struct wmutex *)m;
+	if (!w || !ceiling || !(w->kind & MK_PP))
+		return EINVAL;
+	*ceiling = wmutex_ceiling(w);
+	return 0;
 }
 
+/*
+ * POSIX: lock the mutex (waiting for it if another UT holds it, and without
+ * the protocol: a caller above the old ceiling may change it), set the
+ * ceiling, unlock.  Its own holder changes it in place, as glibc lets the
+ * holder of a recursive mutex do; an errorcheck mutex's holder gets EDEADLK,
+ * as in glibc, since locking it again is that type's error.
+ */
 EXPORT int pthread_mutex_setprioceiling(pthread_mutex_t *m, int ceiling, int *old)
 {
-	(void)m;
-	(void)ceiling;
-	(void)old;
-	return EINVAL;
+	WEFT_CALL();
+	struct wmutex *w = wmutex_of(m);
+	if (!w || !(w->kind & MK_PP) || ceiling < 1 || ceiling > WEFT_PRIO_MAX)
+		return EINVAL;
+	struct ut *self = __weft_self_ensure();
+	bool mine = w->owner == self;
+	if (mine && mutex_type(w) == PTHREAD_MUTEX_ERRORCHECK)
+		return EDEADLK;
+	if (!mine) {
+		if (!w->owner)
+			take(w, self);
+		else
+			__weft_park(&w->waiters, -1, WAIT_MUTEX, w);   /* handed over: 0 */
+	}
+	int prev = wmutex_ceiling(w);
+	w->kind = (w->kind & ~MK_CEIL_MASK) | (ceiling << MK_CEIL_SHIFT);
+	if (old)
+		*old = prev;
+	if (mine) {
+		__weft_prio_recompute(self);
+		__weft_preempt_check();
+	} else {
+		__weft_mutex_release(w, true);
+	}
+	return 0;
 }

@@ -1,53 +1,46 @@
 /*
- * robust.c — robust mutexes: what happens when an owner ends holding one.
+ * robust.c — each UT's held list, and what happens when a UT ends holding
+ * mutexes on it.
  *
- * Each UT keeps the robust mutexes it holds on a doubly linked list headed
- * by ut->robust_head and threaded through the mutexes' own rnext/rprev words
- * (glibc's __list field), so linking and unlinking is O(1) and needs no
- * memory.  Invariant: a robust mutex is on its owner's list iff it has an
- * owner.  When a UT exits, every mutex still on its list is marked
+ * Each UT keeps the robust and the protocol (PRIO_INHERIT, PRIO_PROTECT)
+ * mutexes it holds on a doubly linked list headed by ut->robust_head and
+ * threaded through the mutexes' own rnext/rprev words (glibc's __list
+ * field), so linking and unlinking (sync.h, inline for the lock paths) is
+ * O(1) and needs no memory.  Invariant:
+ * a mutex whose kind has a bit of MK_HELD_LIST is on its owner's list iff it
+ * has an owner (and that owner has not exited).  The protocols read the
+ * list to compute their owner's priority (prio.c).
+ *
+ * When a UT exits, every robust mutex still on its list is marked
  * inconsistent and passed to its first waiter, whose lock call returns
  * EOWNERDEAD; with no waiter it is left unlocked and the next locker gets
  * EOWNERDEAD.  pthread_mutex_consistent clears the mark; unlocking without
- * it makes the mutex ENOTRECOVERABLE for good (mutex.c).
+ * it makes the mutex ENOTRECOVERABLE for good (mutex.c).  A protocol mutex
+ * that is not robust stays locked for ever, as with NPTL, and is marked
+ * orphaned so that its waiters no longer lend their priority to anyone.
  */
 #include "sync.h"
-
-void __weft_robust_link(struct wmutex *w, struct ut *owner)
-{
-	struct wmutex *head = owner->robust_head;
-	w->rprev = NULL;
-	w->rnext = head;
-	if (head)
-		head->rprev = w;
-	owner->robust_head = w;
-}
-
-void __weft_robust_unlink(struct wmutex *w, struct ut *owner)
-{
-	if (w->rprev)
-		w->rprev->rnext = w->rnext;
-	else
-		owner->robust_head = w->rnext;
-	if (w->rnext)
-		w->rnext->rprev = w->rprev;
-	w->rnext = w->rprev = NULL;
-}
 
 void __weft_robust_owner_died(struct ut *t)
 {
 	struct wmutex *w;
 	while ((w = t->robust_head) != NULL) {
-		__weft_robust_unlink(w, t);
+		__weft_held_unlink(w, t);
+		if (!(w->kind & MK_ROBUST)) {
+			w->kind |= MK_ORPHAN;
+			continue;
+		}
 		w->kind |= MK_INCONSISTENT;
 		w->count = 0;
 		struct ut *next = __weft_waitq_first(&w->waiters);
 		w->owner = next;
 		if (next) {
-			__weft_robust_link(w, next);
+			__weft_held_link(w, next);
 			/* The dying UT is about to switch away for good: no
 			 * switch from here. */
 			__weft_unpark_nopreempt(next, EOWNERDEAD);
+			if (w->kind & MK_PROTOCOL)
+				__weft_prio_recompute(next);
 		}
 	}
 }

@@ -22,6 +22,18 @@
  * Between a queued writer and queued readers with prefer-reader, a writer of
  * strictly higher priority than the first reader still goes first: priority
  * comes before the reader/writer preference.
+ *
+ * Real-time priorities (POSIX, Thread Execution Scheduling: XSH
+ * pthread_rwlock_rdlock and _unlock).  While a SCHED_FIFO or SCHED_RR
+ * writer waits, a reader of lower or equal priority does not get the lock,
+ * whatever the kind, and when the lock comes free such a writer goes before
+ * readers of lower or equal priority (equal: writers first).  Readers of
+ * higher priority still enter beside the holders.  glibc does not do this;
+ * a SCHED_OTHER writer leaves the kinds' rules above exactly as they were.
+ * The price is the one PREFER_WRITER_NONRECURSIVE_NP names: a real-time
+ * reader that read-locks again while such a writer waits deadlocks.  The
+ * rule is applied when a reader arrives and when the lock is dispatched; a
+ * waiting writer's later change of priority is seen at the next dispatch.
  */
 #include "sync.h"
 
@@ -36,10 +48,27 @@ static inline bool prefer_writer(const struct wrwlock *rw)
 	return rw->flags == PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP;
 }
 
-/* Could a new reader get in now? */
-static inline bool reader_may_enter(const struct wrwlock *rw)
+static inline bool realtime(const struct ut *t)
 {
-	return !rw->writer && !(prefer_writer(rw) && rw->writers_q.head);
+	return t->policy == SCHED_FIFO || t->policy == SCHED_RR;
+}
+
+/* Does the top waiting writer w keep reader r out?  (Lock not write-held.) */
+static inline bool writer_first(const struct wrwlock *rw, const struct ut *w, const struct ut *r)
+{
+	return prefer_writer(rw) || w->prio > r->prio || (realtime(w) && w->prio >= r->prio);
+}
+
+/* Could reader r get in now? */
+static inline bool reader_may_enter(const struct wrwlock *rw, const struct ut *r)
+{
+	if (rw->writer)
+		return false;
+	const struct ut *w = rw->writers_q.head;
+	if (!w)
+		return true;
+	/* prefer-reader with a writer of no higher priority: in */
+	return !(prefer_writer(rw) || (realtime(w) && w->prio >= r->prio));
 }
 
 /* Admit whoever the lock can now take. */
@@ -48,18 +77,21 @@ static void dispatch(struct wrwlock *rw)
 	if (rw->writer)
 		return;
 	struct ut *w = rw->writers_q.head, *r = rw->readers_q.head;
-	if (w && !rw->nreaders && (!r || prefer_writer(rw) || w->prio > r->prio)) {
+	if (w && !rw->nreaders && (!r || writer_first(rw, w, r))) {
 		rw->writer = w;
 		__weft_unpark(w, 0);
 		return;
 	}
-	if (!r || !reader_may_enter(rw))
-		return;
-	while ((r = rw->readers_q.head) != NULL) {
+	/* The queue is in priority order, so once one reader is held back
+	 * every reader behind it is too. */
+	bool any = false;
+	while ((r = rw->readers_q.head) != NULL && reader_may_enter(rw, r)) {
 		rw->nreaders++;
 		__weft_unpark_nopreempt(r, 0);
+		any = true;
 	}
-	__weft_preempt_check();
+	if (any)
+		__weft_preempt_check();
 }
 
 /* What every lock call checks first: 0, or EINVAL, EBUSY (try) or EDEADLK
@@ -96,7 +128,7 @@ static int rdlock(struct wrwlock *rw, bool try_only, clockid_t clk, const struct
 	int r = enter_check(rw, try_only, clk, abs);
 	if (r)
 		return r;
-	if (reader_may_enter(rw)) {
+	if (reader_may_enter(rw, __weft_self())) {
 		if (rw->nreaders == UINT32_MAX)
 			return EAGAIN;
 		rw->nreaders++;

@@ -22,12 +22,25 @@
 
 /* ---- mutex (pthread_mutex_t, 40 bytes) ---- */
 
-/* Kind word: glibc's type values in the low bits, glibc's robust bit, and
- * Weft's robust state above every bit glibc's initialisers can set. */
+/* Kind word: glibc's type values in the low bits, glibc's robust and
+ * protocol bits (glibc 2.36 sysdeps/nptl/pthreadP.h), the ceiling at the
+ * bits glibc's PTHREAD_MUTEX_PRIO_CEILING_SHIFT/MASK name, and Weft's
+ * robust state in bits glibc never sets in __kind.  glibc itself keeps a
+ * PRIO_PROTECT mutex's ceiling at those bits of __lock, which Weft's owner
+ * pointer covers; no static initialiser sets either, so a mutex made by
+ * pthread_mutex_init is the only way to get one, in both libraries. */
 #define MK_TYPE_MASK 3                /* NORMAL(=TIMED)/RECURSIVE/ERRORCHECK/ADAPTIVE */
 #define MK_ROBUST 16                  /* glibc's PTHREAD_MUTEX_ROBUST_NORMAL_NP bit */
-#define MK_INCONSISTENT (1 << 24)     /* owner died; not yet made consistent */
-#define MK_NOTRECOVERABLE (1 << 25)   /* unlocked while inconsistent */
+#define MK_PI 32                      /* glibc's PTHREAD_MUTEX_PRIO_INHERIT_NP */
+#define MK_PP 64                      /* glibc's PTHREAD_MUTEX_PRIO_PROTECT_NP */
+#define MK_PROTOCOL (MK_PI | MK_PP)
+#define MK_INCONSISTENT (1 << 10)     /* owner died; not yet made consistent */
+#define MK_NOTRECOVERABLE (1 << 11)   /* unlocked while inconsistent */
+#define MK_ORPHAN (1 << 12)           /* protocol mutex whose owner exited holding it */
+#define MK_CEIL_SHIFT 19              /* PRIO_PROTECT: the ceiling, 1..99 */
+#define MK_CEIL_MASK (0x7f << MK_CEIL_SHIFT)
+/* Mutexes whose owner keeps them on its held list (robust.c). */
+#define MK_HELD_LIST (MK_ROBUST | MK_PI | MK_PP)
 
 struct wmutex {
 	struct ut *owner;             /* 0: NULL iff unlocked */
@@ -41,6 +54,10 @@ _Static_assert(offsetof(struct wmutex, kind) == offsetof(pthread_mutex_t, __data
 	       "mutex kind offset");
 
 static inline struct wmutex *wmutex_of(pthread_mutex_t *m) { return (struct wmutex *)m; }
+static inline int wmutex_ceiling(const struct wmutex *w)
+{
+	return (w->kind & MK_CEIL_MASK) >> MK_CEIL_SHIFT;
+}
 
 /* Acquire for `self`, blocking until `deadline` (-1: forever).  0,
  * EOWNERDEAD, ENOTRECOVERABLE, EDEADLK, EAGAIN or ETIMEDOUT. */
@@ -49,9 +66,69 @@ int __weft_mutex_acquire(struct wmutex *w, struct ut *self, int64_t deadline) HI
  * owner without switching to it when `preempt` is false. */
 void __weft_mutex_release(struct wmutex *w, bool preempt) HIDDEN;
 
-/* robust.c: keep the owner's list of held robust mutexes. */
-void __weft_robust_link(struct wmutex *w, struct ut *owner) HIDDEN;
-void __weft_robust_unlink(struct wmutex *w, struct ut *owner) HIDDEN;
+/* The owner's held list — its robust and protocol mutexes (robust.c says
+ * what it is for), threaded through the mutexes' rnext/rprev words. */
+static inline void __weft_held_link(struct wmutex *w, struct ut *owner)
+{
+	struct wmutex *head = owner->robust_head;
+	w->rprev = NULL;
+	w->rnext = head;
+	if (head)
+		head->rprev = w;
+	owner->robust_head = w;
+}
+
+static inline void __weft_held_unlink(struct wmutex *w, struct ut *owner)
+{
+	if (w->rprev)
+		w->rprev->rnext = w->rnext;
+	else
+		owner->robust_head = w->rnext;
+	if (w->rnext)
+		w->rnext->rprev = w->rprev;
+	w->rnext = w->rprev = NULL;
+}
+
+/* prio.c: PRIO_INHERIT and PRIO_PROTECT.  The protocols' state is each
+ * UT's held list and base priority and each mutex's kind and
+ * priority-ordered queue; nothing else.  None of these switches: callers
+ * end with __weft_preempt_check(). */
+/* What protocol mutex w lends its owner: its ceiling, or the priority of
+ * its top waiter (0 with none). */
+static inline int wmutex_lends(const struct wmutex *w)
+{
+	if (w->kind & MK_PP)
+		return wmutex_ceiling(w);
+	return w->waiters.head ? w->waiters.head->prio : 0;
+}
+/* t's boosts may have changed: recompute its priority and carry a change
+ * along the chain of PRIO_INHERIT owners it waits on. */
+void __weft_prio_recompute(struct ut *t) HIDDEN;
+/* t (running or ready, so waiting on nothing) has just become w's owner:
+ * it rises to what w lends, if that is more. */
+static inline void __weft_prio_take(struct wmutex *w, struct ut *t)
+{
+	int p = wmutex_lends(w);
+	if (p > t->prio)
+		__weft_set_effective_prio(t, p, false);
+}
+/* t has just stopped owning a mutex that lent it `lent`: if that may have
+ * been what it ran at, search again (else nothing changed). */
+void __weft_prio_give_back(struct ut *t, int lent) HIDDEN;
+/* t (parked, or about to park, on w's queue) waits for PRIO_INHERIT mutex
+ * w: w's owner, and the owners that one waits on, inherit t's priority. */
+void __weft_prio_inherit(struct wmutex *w, struct ut *t) HIDDEN;
+/* A waiter left w's queue without getting w (timed out, cancelled): the
+ * priority w's owner inherited may fall. */
+void __weft_prio_waiter_left(struct wmutex *w) HIDDEN;
+/* t's own priority changed while it may wait for a PRIO_INHERIT mutex:
+ * that mutex's owner (and its chain) follows. */
+void __weft_prio_waiting_changed(struct ut *t) HIDDEN;
+/* Does t hold a PRIO_INHERIT or PRIO_PROTECT mutex? */
+bool __weft_prio_holds(const struct ut *t) HIDDEN;
+/* Wake t with `result` as __weft_unpark does, first taking its share of
+ * inheritance off the owner of the mutex it waited for (pthread_cancel). */
+void __weft_sync_unpark(struct ut *t, int result) HIDDEN;
 
 /* ---- condition (pthread_cond_t, 48 bytes) ---- */
 struct wcond {

@@ -872,6 +872,7 @@ struct msit {
 	enum mstate st;
 	int type;
 	bool robust;
+	int protocol;             /* PTHREAD_PRIO_NONE, _INHERIT or _PROTECT */
 };
 
 static pthread_mutex_t mtx;
@@ -901,7 +902,8 @@ static struct hold_arg harg;
 
 static struct msit pick_mutex(bool allow_forever)
 {
-	struct msit s = { &mtx, (enum mstate)pick(M_NSTATES), PTHREAD_MUTEX_NORMAL, false };
+	struct msit s = { &mtx, (enum mstate)pick(M_NSTATES), PTHREAD_MUTEX_NORMAL, false,
+			  PTHREAD_PRIO_NONE };
 	if (!allow_forever && s.st == M_OTHER_FOREVER)
 		s.st = M_OTHER;
 	static const int types[] = { PTHREAD_MUTEX_NORMAL, PTHREAD_MUTEX_RECURSIVE,
@@ -912,6 +914,11 @@ static struct msit pick_mutex(bool allow_forever)
 	pthread_mutexattr_init(&ma);
 	pthread_mutexattr_settype(&ma, s.type);
 	pthread_mutexattr_setrobust(&ma, s.robust ? PTHREAD_MUTEX_ROBUST : PTHREAD_MUTEX_STALLED);
+	/* Any protocol (robust and PRIO_PROTECT at once is ENOTSUP); the
+	 * fuzzer runs at SCHED_OTHER, below every ceiling. */
+	s.protocol = (int)pick(s.robust ? 2 : 3);
+	pthread_mutexattr_setprotocol(&ma, s.protocol);
+	pthread_mutexattr_setprioceiling(&ma, 1 + (int)pick(99));
 	switch (s.st) {
 	case M_NULL:
 		s.m = NULL;
@@ -920,6 +927,7 @@ static struct msit pick_mutex(bool allow_forever)
 		memset(&mtx, 0, sizeof mtx);
 		s.type = PTHREAD_MUTEX_NORMAL;
 		s.robust = false;
+		s.protocol = PTHREAD_PRIO_NONE;
 		break;
 	case M_STATIC: {
 		static const pthread_mutex_t inits[] = { PTHREAD_MUTEX_INITIALIZER,
@@ -929,6 +937,7 @@ static struct msit pick_mutex(bool allow_forever)
 		mtx = inits[i];
 		s.type = types[i];
 		s.robust = false;
+		s.protocol = PTHREAD_PRIO_NONE;
 		break;
 	}
 	case M_DESTROYED:
@@ -954,13 +963,16 @@ static struct msit pick_mutex(bool allow_forever)
 		ENSURE(pthread_mutex_lock(&mtx) == EOWNERDEAD);
 		ENSURE(pthread_mutex_unlock(&mtx) == 0);
 	}
-	say(" [mutex %s, type %d%s]", mstate_name[s.st], s.type, s.robust ? ", robust" : "");
+	say(" [mutex %s, type %d%s%s]", mstate_name[s.st], s.type, s.robust ? ", robust" : "",
+	    s.protocol == PTHREAD_PRIO_INHERIT ? ", inherit" :
+	    s.protocol == PTHREAD_PRIO_PROTECT ? ", protect" : "");
 	return s;
 }
 
 static bool checked(const struct msit *s)
 {
-	return s->type == PTHREAD_MUTEX_RECURSIVE || s->type == PTHREAD_MUTEX_ERRORCHECK || s->robust;
+	return s->type == PTHREAD_MUTEX_RECURSIVE || s->type == PTHREAD_MUTEX_ERRORCHECK || s->robust ||
+	       s->protocol == PTHREAD_PRIO_INHERIT;
 }
 
 /* What a lock that may wait answers, for time class tc (T_FOREVER: no
@@ -1139,12 +1151,20 @@ static void f_pthread_mutex_consistent(void)
 
 static void f_pthread_mutex_prioceiling(void)
 {
-	struct msit s = pick_mutex(true);
+	/* not held for ever: setprioceiling waits for the holder */
+	struct msit s = pick_mutex(false);
 	int c, old;
 	static const int good[] = { 1, 50, 99 };
 	int v = pick_int(good, 3);
-	EXPECT(pthread_mutex_getprioceiling(s.m, coin() ? &c : NULL), ALLOW(EINVAL));
-	EXPECT(pthread_mutex_setprioceiling(s.m, v, coin() ? &old : NULL), ALLOW(EINVAL));
+	bool pp = s.m && s.protocol == PTHREAD_PRIO_PROTECT;
+	int *cp = coin() ? &c : NULL;
+	EXPECT(pthread_mutex_getprioceiling(s.m, cp), pp && cp ? ALLOW(0) : ALLOW(EINVAL));
+	const int *allowed = !pp || v < 1 || v > 99 ? ALLOW(EINVAL) :
+			     s.st == M_SELF && s.type == PTHREAD_MUTEX_ERRORCHECK ? ALLOW(EDEADLK) :
+			     ALLOW(0);
+	EXPECT(pthread_mutex_setprioceiling(s.m, v, coin() ? &old : NULL), allowed);
+	if (s.st == M_SELF)
+		EXPECT(pthread_mutex_unlock(s.m), ALLOW(0));
 }
 
 static pthread_mutexattr_t *pick_mutexattr(pthread_mutexattr_t *ma)
@@ -1200,7 +1220,7 @@ static void f_pthread_mutexattr(void)
 		static const int good[] = { PTHREAD_PRIO_NONE, PTHREAD_PRIO_INHERIT, PTHREAD_PRIO_PROTECT };
 		int v = pick_int(good, 3);
 		EXPECT(pthread_mutexattr_setprotocol(a, v), !ok || !in_set(v, good, 3) ? ALLOW(EINVAL) :
-		       v == PTHREAD_PRIO_NONE ? ALLOW(0) : ALLOW(ENOTSUP, 0));
+		       ALLOW(0));
 		EXPECT(pthread_mutexattr_getprotocol(a, coin() ? &got : NULL), ok ? ALLOW(0, EINVAL) : ALLOW(EINVAL));
 		break;
 	}
