@@ -37,6 +37,20 @@ extern void __chk_fail(void) __attribute__((noreturn));
 
 static const struct timespec zero_ts = { 0, 0 };
 
+/* The time left until `deadline` as a relative timespec in *ts, for a
+ * call made in the kernel after all; NULL for no deadline (-1). */
+static struct timespec *time_left(int64_t deadline, struct timespec *ts)
+{
+	if (deadline < 0)
+		return NULL;
+	int64_t left = deadline - __weft_now();
+	if (left < 0)
+		left = 0;
+	ts->tv_sec = left / 1000000000;
+	ts->tv_nsec = left % 1000000000;
+	return ts;
+}
+
 /* ---- the signal mask around a masked call ---- */
 
 struct mask_guard {
@@ -169,15 +183,7 @@ static long do_ppoll(struct pollfd *fds, nfds_t n, int64_t deadline, const sigse
 	if (r != 0 || deadline == 0)
 		goto out;
 	if (__weft_io_must_block()) {
-		struct timespec ts, *tp = NULL;
-		if (deadline > 0) {
-			int64_t left = deadline - __weft_now();
-			if (left < 0)
-				left = 0;
-			ts.tv_sec = left / 1000000000;
-			ts.tv_nsec = left % 1000000000;
-			tp = &ts;
-		}
+		struct timespec ts, *tp = time_left(deadline, &ts);
 		r = io_sys5(SYS_ppoll, fds, n, tp, mask, 8);
 		goto out;
 	}
@@ -387,13 +393,7 @@ static long do_pselect(int nfds, fd_set *rd, fd_set *wr, fd_set *ex, int64_t dea
 			for (int i = 0; i < 3; i++)
 				if (in[i])
 					memcpy(in[i], orig + i * (b / sizeof *orig), b);
-			struct timespec ts, *tp = NULL;
-			if (deadline > 0) {
-				int64_t left = deadline - __weft_now();
-				ts.tv_sec = left > 0 ? left / 1000000000 : 0;
-				ts.tv_nsec = left > 0 ? left % 1000000000 : 0;
-				tp = &ts;
-			}
+			struct timespec ts, *tp = time_left(deadline, &ts);
 			struct { const sigset_t *m; size_t len; } sm = { mask, 8 };
 			r = io_sys6(SYS_pselect6, nfds, rd, wr, ex, tp, mask ? &sm : NULL);
 		}
@@ -511,13 +511,7 @@ static long do_epoll(int epfd, struct epoll_event *ev, int max, int64_t deadline
 		goto out;
 	struct io_fd *f = __weft_io_fd(epfd);
 	if (!f || __weft_io_must_block() || __weft_io_register(epfd, f) != 0) {
-		struct timespec t, *tp = NULL;
-		if (deadline > 0) {
-			int64_t left = deadline - __weft_now();
-			t.tv_sec = left > 0 ? left / 1000000000 : 0;
-			t.tv_nsec = left > 0 ? left % 1000000000 : 0;
-			tp = &t;
-		}
+		struct timespec t, *tp = time_left(deadline, &t);
 		r = io_sys6(SYS_epoll_pwait2, epfd, ev, max, tp, mask, 8);
 		if (r == -ENOSYS)
 			r = io_sys6(SYS_epoll_pwait, epfd, ev, max, deadline < 0 ? -1 : (long)((t.tv_sec * 1000) + (t.tv_nsec + 999999) / 1000000), mask, 8);
