@@ -183,8 +183,9 @@ static long do_ppoll(struct pollfd *fds, nfds_t n, int64_t deadline, const sigse
 	if (r != 0 || deadline == 0)
 		goto out;
 	if (__weft_io_must_block()) {
-		struct timespec ts, *tp = time_left(deadline, &ts);
-		r = io_sys5(SYS_ppoll, fds, n, tp, mask, 8);
+		/* in the kernel after all; the tick may interrupt it: again */
+		struct timespec ts;
+		r = IO_NO_TICK_EINTR(io_sys5(SYS_ppoll, fds, n, time_left(deadline, &ts), mask, 8));
 		goto out;
 	}
 	struct recs rs;
@@ -393,9 +394,10 @@ static long do_pselect(int nfds, fd_set *rd, fd_set *wr, fd_set *ex, int64_t dea
 			for (int i = 0; i < 3; i++)
 				if (in[i])
 					memcpy(in[i], orig + i * (b / sizeof *orig), b);
-			struct timespec ts, *tp = time_left(deadline, &ts);
+			struct timespec ts;
 			struct { const sigset_t *m; size_t len; } sm = { mask, 8 };
-			r = io_sys6(SYS_pselect6, nfds, rd, wr, ex, tp, mask ? &sm : NULL);
+			r = IO_NO_TICK_EINTR(io_sys6(SYS_pselect6, nfds, rd, wr, ex, time_left(deadline, &ts),
+						     mask ? &sm : NULL));
 		}
 		goto unmap;
 	}
@@ -511,10 +513,14 @@ static long do_epoll(int epfd, struct epoll_event *ev, int max, int64_t deadline
 		goto out;
 	struct io_fd *f = __weft_io_fd(epfd);
 	if (!f || __weft_io_must_block() || __weft_io_register(epfd, f) != 0) {
-		struct timespec t, *tp = time_left(deadline, &t);
-		r = io_sys6(SYS_epoll_pwait2, epfd, ev, max, tp, mask, 8);
+		struct timespec t;
+		r = IO_NO_TICK_EINTR(io_sys6(SYS_epoll_pwait2, epfd, ev, max, time_left(deadline, &t), mask, 8));
 		if (r == -ENOSYS)
-			r = io_sys6(SYS_epoll_pwait, epfd, ev, max, deadline < 0 ? -1 : (long)((t.tv_sec * 1000) + (t.tv_nsec + 999999) / 1000000), mask, 8);
+			r = IO_NO_TICK_EINTR(io_sys6(SYS_epoll_pwait, epfd, ev, max,
+						     time_left(deadline, &t) ? (long)((t.tv_sec * 1000) +
+										 (t.tv_nsec + 999999) / 1000000)
+									: -1,
+						     mask, 8));
 		goto out;
 	}
 	struct io_rec rec;
