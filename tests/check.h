@@ -13,6 +13,8 @@
 #include <time.h>
 #include <pthread.h>
 #include <sched.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <weft.h>
 
 #define CHECK(cond)                                                                  \
@@ -103,6 +105,39 @@ static inline void test_settle(void)
 			return;
 		sched_yield();
 	}
+}
+
+/* Run body(arg) in a forked child whose stderr is captured: the first
+ * errsz - 1 bytes land in err (NUL-ended), the rest is read and dropped
+ * (an ASan report can be long).  The child ends with _exit(0) if body
+ * returns.  Returns the child's wait status. */
+static inline int test_in_child(void (*body)(void *), void *arg, char *err, size_t errsz)
+{
+	int p[2];
+	CHECK_OK(pipe(p));
+	fflush(NULL);
+	pid_t pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		dup2(p[1], 2);
+		close(p[0]);
+		close(p[1]);
+		body(arg);
+		_exit(0);
+	}
+	close(p[1]);
+	size_t n = 0;
+	ssize_t r;
+	char drain[4096];
+	while ((r = read(p[0], n < errsz - 1 ? err + n : drain,
+			 n < errsz - 1 ? errsz - 1 - n : sizeof drain)) > 0)
+		if (n < errsz - 1)
+			n += (size_t)r;
+	err[n] = 0;
+	close(p[0]);
+	int st;
+	CHECK_EQ(waitpid(pid, &st, 0), pid);
+	return st;
 }
 
 static inline int64_t test_now_ns(void)

@@ -92,8 +92,13 @@ static void *smash_canary(void *arg)
 }
 
 /* In the child: make the canary mode, run fn on NTHREADS threads. */
-static void child(void *(*fn)(void *))
+struct child_args {
+	void *(*fn)(void *);
+};
+
+static void child(void *p)
 {
+	void *(*fn)(void *) = ((const struct child_args *)p)->fn;
 	if (mlockall(MCL_CURRENT | MCL_FUTURE | MCL_ONFAULT) != 0)
 		_exit(77);
 	use_up_mappings();
@@ -106,32 +111,12 @@ static void child(void *(*fn)(void *))
 	go = 1;
 	for (int i = 0; i < NTHREADS; i++)
 		CHECK_OK(pthread_join(t[i], NULL));
-	_exit(0);
 }
 
 static int run_child(void *(*fn)(void *), char *err, size_t errsz)
 {
-	int p[2];
-	CHECK_OK(pipe(p));
-	fflush(NULL);
-	pid_t pid = fork();
-	CHECK(pid >= 0);
-	if (pid == 0) {
-		dup2(p[1], 2);
-		close(p[0]);
-		close(p[1]);
-		child(fn);
-	}
-	close(p[1]);
-	size_t n = 0;
-	ssize_t r;
-	while (n < errsz - 1 && (r = read(p[0], err + n, errsz - 1 - n)) > 0)
-		n += (size_t)r;
-	err[n] = 0;
-	close(p[0]);
-	int st;
-	CHECK_EQ(waitpid(pid, &st, 0), pid);
-	return st;
+	struct child_args c = { fn };
+	return test_in_child(child, &c, err, errsz);
 }
 
 int main(void)

@@ -98,30 +98,14 @@ static void *unhandled(void *arg)
 }
 
 /* Run fn in a forked child; its wait status, its stderr in err. */
+static void call_body(void *fn)
+{
+	((void (*)(void))fn)();
+}
+
 static int in_child(void (*fn)(void), char *err, size_t errsz)
 {
-	int p[2];
-	CHECK_OK(pipe(p));
-	fflush(NULL);
-	pid_t pid = fork();
-	CHECK(pid >= 0);
-	if (pid == 0) {
-		dup2(p[1], 2);
-		close(p[0]);
-		close(p[1]);
-		fn();
-		_exit(0);
-	}
-	close(p[1]);
-	size_t n = 0;
-	ssize_t r;
-	while (n < errsz - 1 && (r = read(p[0], err + n, errsz - 1 - n)) > 0)
-		n += (size_t)r;
-	err[n] = 0;
-	close(p[0]);
-	int st;
-	CHECK_EQ(waitpid(pid, &st, 0), pid);
-	return st;
+	return test_in_child(call_body, (void *)fn, err, errsz);
 }
 
 static void handled_faults(void)

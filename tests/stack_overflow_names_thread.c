@@ -55,48 +55,32 @@ static void *touch_guard_middle(void *arg)
 }
 
 /* In the child: one named UT, with `guard` bytes of guard (-1: default). */
-static void child(void *(*fn)(void *), long guard, const char *name)
+struct child_args {
+	void *(*fn)(void *);
+	long guard;
+	const char *name;
+};
+
+static void child(void *p)
 {
+	const struct child_args *c = p;
 	pthread_attr_t a;
 	pthread_t t;
 	CHECK_OK(pthread_attr_init(&a));
-	if (guard >= 0)
-		CHECK_OK(pthread_attr_setguardsize(&a, (size_t)guard));
-	want_guard = (size_t)guard;
-	CHECK_OK(pthread_create(&t, &a, fn, NULL));
-	CHECK_OK(pthread_setname_np(t, name));
+	if (c->guard >= 0)
+		CHECK_OK(pthread_attr_setguardsize(&a, (size_t)c->guard));
+	want_guard = (size_t)c->guard;
+	CHECK_OK(pthread_create(&t, &a, c->fn, NULL));
+	CHECK_OK(pthread_setname_np(t, c->name));
 	pthread_join(t, NULL);
-	_exit(0);                          /* survived: the parent fails */
+	/* returning ends the child with 0: survived, and the parent fails */
 }
 
 /* Fork a child running `fn`; return its wait status and its stderr. */
 static int run_child(void *(*fn)(void *), long guard, const char *name, char *err, size_t errsz)
 {
-	int p[2];
-	CHECK_OK(pipe(p));
-	fflush(NULL);
-	pid_t pid = fork();
-	CHECK(pid >= 0);
-	if (pid == 0) {
-		dup2(p[1], 2);
-		close(p[0]);
-		close(p[1]);
-		child(fn, guard, name);
-	}
-	close(p[1]);
-	size_t n = 0;
-	ssize_t r;
-	char drain[4096];
-	/* keep the start, drain the rest (ASan's report can be long) */
-	while ((r = read(p[0], n < errsz - 1 ? err + n : drain,
-			 n < errsz - 1 ? errsz - 1 - n : sizeof drain)) > 0)
-		if (n < errsz - 1)
-			n += (size_t)r;
-	err[n] = 0;
-	close(p[0]);
-	int st;
-	CHECK_EQ(waitpid(pid, &st, 0), pid);
-	return st;
+	struct child_args c = { fn, guard, name };
+	return test_in_child(child, &c, err, errsz);
 }
 
 static int count_lines_with(const char *text, const char *what)

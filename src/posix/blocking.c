@@ -207,13 +207,10 @@ EXPORT ssize_t msgrcv(int id, void *msg, size_t size, long type, int flags)
 	__weft_ensure();
 	WEFT_CALL();
 	__weft_testcancel();
-	long r = -ENOMSG;
-	if (!(flags & IPC_NOWAIT))
-		r = __weft_raw_syscall6(SYS_msgrcv, id, (long)msg, (long)size, type, flags | IPC_NOWAIT, 0);
-	if (r == -ENOMSG && !(flags & IPC_NOWAIT))
+	bool may_block = !(flags & IPC_NOWAIT);
+	long r = __weft_raw_syscall6(SYS_msgrcv, id, (long)msg, (long)size, type, flags | IPC_NOWAIT, 0);
+	if (r == -ENOMSG && may_block)
 		r = blocking6(true, SYS_msgrcv, id, (long)msg, (long)size, type, flags, 0);
-	else if (r == -ENOMSG)
-		r = __weft_raw_syscall6(SYS_msgrcv, id, (long)msg, (long)size, type, flags, 0);
 	if (r < 0) {
 		errno = (int)-r;
 		return -1;

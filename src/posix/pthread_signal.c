@@ -57,15 +57,7 @@ EXPORT int pthread_sigqueue(pthread_t th, int sig, const union sigval value)
 	int e = check_target(th, sig);
 	if (e || sig == 0)
 		return e;
-	siginfo_t si;
-	memset(&si, 0, sizeof si);
-	si.si_signo = sig;
-	si.si_code = SI_QUEUE;
-	si.si_pid = getpid();
-	si.si_uid = getuid();
-	si.si_value = value;
-	long r = __weft_raw_syscall6(SYS_rt_tgsigqueueinfo, getpid(), vp_tid(), sig,
-				     (long)&si, 0, 0);
+	long r = __weft_sigqueue_tid(vp_tid(), sig, value);
 	return r < 0 ? (int)-r : 0;
 }
 

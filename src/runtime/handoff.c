@@ -46,7 +46,7 @@ void __weft_blocking_begin(struct weft_blocking *b)
 	b->k = vp->carrier;
 	b->caught = vp->async.caught;
 	/* Alone, or inside a handler that must not switch: block in place. */
-	if (__weft_proc.live + vp->offvp < 2 || __weft_noswitch(vp) || !__weft_activations_on())
+	if (__weft_proc.live < 2 || __weft_noswitch(vp) || !__weft_activations_on())
 		return;
 	struct kt *k = vp->carrier;
 	if (__weft_kt_home_ready(k) != 0)

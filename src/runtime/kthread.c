@@ -201,7 +201,6 @@ static struct kt *spare_make(void)
 	if (k == MAP_FAILED)
 		return NULL;
 	k->spare = true;
-	k->home.id = 0;
 	/* promised to the caller, which gives it the VP (gift) when ready */
 	k->gift = 0;
 	/* glibc's pthread_create must see a glibc thread as its caller and

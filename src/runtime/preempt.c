@@ -588,14 +588,7 @@ void __weft_preempt_kick(struct vp *vp)
 	pid_t tid = __atomic_load_n(&vp->tid, __ATOMIC_ACQUIRE);
 	if (!slicing_possible || tid == 0)
 		return;
-	siginfo_t si;
-	memset(&si, 0, sizeof si);
-	si.si_signo = tick_signal;
-	si.si_code = SI_QUEUE;
-	si.si_pid = getpid();
-	si.si_uid = getuid();
-	si.si_value.sival_int = TIMER_KICK;
-	__weft_raw_syscall6(SYS_rt_tgsigqueueinfo, si.si_pid, tid, tick_signal, (long)&si, 0, 0);
+	__weft_sigqueue_tid(tid, tick_signal, (union sigval){ .sival_int = TIMER_KICK });
 }
 
 void __weft_preempt_idle(void)

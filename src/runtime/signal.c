@@ -505,6 +505,18 @@ void __weft_signal_block_all(sigset_t *m)
 			sigdelset(m, s);
 }
 
+long __weft_sigqueue_tid(pid_t tid, int sig, union sigval value)
+{
+	siginfo_t si;
+	memset(&si, 0, sizeof si);
+	si.si_signo = sig;
+	si.si_code = SI_QUEUE;
+	si.si_pid = (pid_t)__weft_raw_syscall6(SYS_getpid, 0, 0, 0, 0, 0, 0);
+	si.si_uid = (uid_t)__weft_raw_syscall6(SYS_getuid, 0, 0, 0, 0, 0, 0);
+	si.si_value = value;
+	return __weft_raw_syscall6(SYS_rt_tgsigqueueinfo, si.si_pid, tid, sig, (long)&si, 0, 0);
+}
+
 int __weft_kernel_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
 	return kernel_sigaction(sig, act, old);

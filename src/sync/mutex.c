@@ -196,7 +196,7 @@ static int lock_slow(struct wmutex *w, clockid_t clk, const struct timespec *abs
 	return wait_for(w, self, deadline);
 }
 
-EXPORT int pthread_mutex_lock(pthread_mutex_t *m)
+EXPORT WEFT_HOT_ENTRY int pthread_mutex_lock(pthread_mutex_t *m)
 {
 	WEFT_CALL();
 	struct wmutex *w = wmutex_of(m);
@@ -255,7 +255,7 @@ static int unlock_slow(struct wmutex *w)
 	return 0;
 }
 
-EXPORT int pthread_mutex_unlock(pthread_mutex_t *m)
+EXPORT WEFT_HOT_ENTRY int pthread_mutex_unlock(pthread_mutex_t *m)
 {
 	WEFT_CALL();
 	struct wmutex *w = wmutex_of(m);
