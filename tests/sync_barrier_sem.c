@@ -63,7 +63,7 @@ PASSES_NULL static void barrier_errors(void)
 	CHECK_EQ(pthread_barrier_init(&bar, NULL, 0), EINVAL);
 	CHECK_EQ(pthread_barrier_init(NUL(pthread_barrier_t *), NULL, 2), EINVAL);
 	CHECK_OK(pthread_barrierattr_init(&a));
-	CHECK_EQ(pthread_barrierattr_setpshared(&a, PTHREAD_PROCESS_SHARED), ENOTSUP);
+	CHECK_OK(pthread_barrierattr_setpshared(&a, PTHREAD_PROCESS_PRIVATE));
 	CHECK_OK(pthread_barrier_init(&bar, &a, 2));
 	CHECK_OK(pthread_barrierattr_destroy(&a));
 	CHECK_OK(pthread_create(&t, NULL, wait_on_bar, NULL));
@@ -168,8 +168,6 @@ PASSES_NULL static void sem_timeouts_and_errors(void)
 
 	CHECK_EQ(sem_init(&a_sem, 0, (unsigned)SEM_VALUE_MAX + 1), -1);
 	CHECK_EQ(errno, EINVAL);
-	CHECK_EQ(sem_init(&a_sem, 1, 0), -1);
-	CHECK_EQ(errno, ENOTSUP);
 	CHECK_EQ(sem_init(NUL(sem_t *), 0, 0), -1);
 	CHECK_EQ(errno, EINVAL);
 	CHECK_OK(sem_init(&a_sem, 0, SEM_VALUE_MAX - 1));

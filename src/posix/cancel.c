@@ -13,7 +13,9 @@
  *     reaches — pthread_join and its timed forms, pthread_cond_wait and its
  *     timed forms (after relocking the mutex), sem_wait and its timed forms,
  *     the sleeps, pthread_testcancel — or at once if it is parked at one:
- *     pthread_cancel wakes it with ECANCELED (park.c's cancel_point);
+ *     pthread_cancel wakes it with ECANCELED (park.c's cancel_point), or,
+ *     if it sleeps in the kernel on a process-shared condition or
+ *     semaphore, wakes its futex (sync/pfutex.c);
  *   - asynchronous: in M:1 the target never runs while pthread_cancel
  *     does, so "asynchronous" means "as soon as it runs": if it is parked
  *     anywhere it is woken with ECANCELED and acts inside __weft_park;
@@ -84,6 +86,12 @@ static void cancel_other(struct vp *vp, struct ut *t)
 		arm(vp, t);
 	if (t->state != UT_BLOCKED)
 		return;
+	/* Off the VP in the kernel: a process-shared condition or semaphore
+	 * wait is woken to see the request (sync/pfutex.c). */
+	if (t->wait_kind == WAIT_SYSCALL) {
+		__weft_pfutex_cancel_kick(t);
+		return;
+	}
 	/* A waiter for a PRIO_INHERIT mutex takes back what it lent. */
 	if (t->cancel_point == CP_WAITING || (async && t->cancel_point == CP_NONE))
 		__weft_sync_unpark(t, ECANCELED);

@@ -7,10 +7,13 @@
  * a stored attribute only ever holds values Weft supports.  A mutex
  * attribute keeps the type, robust and protocol bits where the mutex kind
  * has them (sync.h) and the ceiling in bits of its own, so decoding it into
- * a kind is a mask and a shift.  Process-shared objects have an issue of
- * their own: until it lands PTHREAD_PROCESS_SHARED answers ENOTSUP.
+ * a kind is a mask and a shift.  PTHREAD_PROCESS_SHARED is stored as a
+ * bit of each attribute and read back; an object initialised with it takes
+ * glibc's own layout (pshared.h).  The one combination refused is a
+ * process-shared PRIO_INHERIT or PRIO_PROTECT mutex (ENOTSUP, at
+ * pthread_mutex_init, whatever order the attribute was set in).
  */
-#include "sync.h"
+#include "pshared.h"
 
 /* ---- mutexattr: one int ---- */
 #define MA_TYPE_MASK 3
@@ -19,15 +22,28 @@
 #define MA_PP MK_PP
 #define MA_CEIL_SHIFT 8
 #define MA_CEIL_MASK (0x7f << MA_CEIL_SHIFT)
-#define MA_KNOWN (MA_TYPE_MASK | MA_ROBUST | MA_PI | MA_PP | MA_CEIL_MASK)
+#define MA_PSHARED (1 << 16)
+#define MA_KNOWN (MA_TYPE_MASK | MA_ROBUST | MA_PI | MA_PP | MA_CEIL_MASK | MA_PSHARED)
 
 static inline int *mattr(pthread_mutexattr_t *a) { return &a->__align; }
 
-static int pshared_set(int v)
+static inline bool pshared_ok(int v)
 {
-	if (v == PTHREAD_PROCESS_PRIVATE)
-		return 0;
-	return v == PTHREAD_PROCESS_SHARED ? ENOTSUP : EINVAL;
+	return v == PTHREAD_PROCESS_PRIVATE || v == PTHREAD_PROCESS_SHARED;
+}
+
+/* An int attribute's pshared bit, set from PTHREAD_PROCESS_*. */
+static int pshared_bit_set(int *word, int bit, int v)
+{
+	if (!pshared_ok(v))
+		return EINVAL;
+	*word = v == PTHREAD_PROCESS_SHARED ? (*word | bit) : (*word & ~bit);
+	return 0;
+}
+
+static inline int pshared_of(int word, int bit)
+{
+	return (word & bit) ? PTHREAD_PROCESS_SHARED : PTHREAD_PROCESS_PRIVATE;
 }
 
 int __weft_mutexattr_kind(const pthread_mutexattr_t *a, int *kind) HIDDEN;
@@ -36,6 +52,14 @@ int __weft_mutexattr_kind(const pthread_mutexattr_t *a, int *kind)
 	int v = a->__align;
 	if ((v & ~MA_KNOWN) || (v & (MA_PI | MA_PP)) == (MA_PI | MA_PP))
 		return EINVAL;
+	if (v & MA_PSHARED) {
+		/* glibc's layout and protocol; the priority protocols are not
+		 * supported process-shared (docs/pshared.md) */
+		if (v & (MA_PI | MA_PP))
+			return ENOTSUP;
+		*kind = (v & (MA_TYPE_MASK | MA_ROBUST)) | MK_PSHARED;
+		return 0;
+	}
 	*kind = v & (MA_TYPE_MASK | MA_ROBUST | MA_PI | MA_PP);
 	if (v & MA_PP) {
 		/* glibc answers ENOTSUP for robust priority-protected mutexes */
@@ -104,13 +128,13 @@ EXPORT int pthread_mutexattr_getpshared(const pthread_mutexattr_t *a, int *pshar
 {
 	if (!a || !pshared)
 		return EINVAL;
-	*pshared = PTHREAD_PROCESS_PRIVATE;
+	*pshared = pshared_of(a->__align, MA_PSHARED);
 	return 0;
 }
 
 EXPORT int pthread_mutexattr_setpshared(pthread_mutexattr_t *a, int pshared)
 {
-	return a ? pshared_set(pshared) : EINVAL;
+	return a ? pshared_bit_set(mattr(a), MA_PSHARED, pshared) : EINVAL;
 }
 
 EXPORT int pthread_mutexattr_getprotocol(const pthread_mutexattr_t *a, int *protocol)
@@ -156,7 +180,17 @@ EXPORT int pthread_mutexattr_setprioceiling(pthread_mutexattr_t *a, int ceiling)
 	return 0;
 }
 
-/* ---- condattr: one int, the clock ---- */
+/* ---- condattr: one int, the clock and the pshared bit ---- */
+#define CA_CLOCK_MASK 0xff
+#define CA_PSHARED (1 << 8)
+
+/* cond.c decodes the attribute. */
+void __weft_condattr_get(const pthread_condattr_t *a, clockid_t *clk, bool *pshared) HIDDEN;
+void __weft_condattr_get(const pthread_condattr_t *a, clockid_t *clk, bool *pshared)
+{
+	*clk = a->__align & CA_CLOCK_MASK;
+	*pshared = a->__align & CA_PSHARED;
+}
 
 EXPORT int pthread_condattr_init(pthread_condattr_t *a)
 {
@@ -175,7 +209,7 @@ EXPORT int pthread_condattr_getclock(const pthread_condattr_t *a, clockid_t *clk
 {
 	if (!a || !clk)
 		return EINVAL;
-	*clk = a->__align;
+	*clk = a->__align & CA_CLOCK_MASK;
 	return 0;
 }
 
@@ -183,7 +217,7 @@ EXPORT int pthread_condattr_setclock(pthread_condattr_t *a, clockid_t clk)
 {
 	if (!a || (clk != CLOCK_REALTIME && clk != CLOCK_MONOTONIC))
 		return EINVAL;
-	a->__align = clk;
+	a->__align = (a->__align & ~CA_CLOCK_MASK) | clk;
 	return 0;
 }
 
@@ -191,13 +225,13 @@ EXPORT int pthread_condattr_getpshared(const pthread_condattr_t *a, int *pshared
 {
 	if (!a || !pshared)
 		return EINVAL;
-	*pshared = PTHREAD_PROCESS_PRIVATE;
+	*pshared = pshared_of(a->__align, CA_PSHARED);
 	return 0;
 }
 
 EXPORT int pthread_condattr_setpshared(pthread_condattr_t *a, int pshared)
 {
-	return a ? pshared_set(pshared) : EINVAL;
+	return a ? pshared_bit_set(&a->__align, CA_PSHARED, pshared) : EINVAL;
 }
 
 /* ---- rwlockattr: glibc's { int kind; int pshared; } ---- */
@@ -210,14 +244,15 @@ _Static_assert(sizeof(struct wrwattr) == sizeof(pthread_rwlockattr_t), "rwlockat
 
 static inline struct wrwattr *rwattr(pthread_rwlockattr_t *a) { return (struct wrwattr *)a; }
 
-int __weft_rwlockattr_kind(const pthread_rwlockattr_t *a, uint32_t *kind) HIDDEN;
-int __weft_rwlockattr_kind(const pthread_rwlockattr_t *a, uint32_t *kind)
+int __weft_rwlockattr_kind(const pthread_rwlockattr_t *a, uint32_t *kind, bool *pshared) HIDDEN;
+int __weft_rwlockattr_kind(const pthread_rwlockattr_t *a, uint32_t *kind, bool *pshared)
 {
 	const struct wrwattr *w = (const struct wrwattr *)a;
 	if (w->kind < PTHREAD_RWLOCK_PREFER_READER_NP ||
-	    w->kind > PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP || w->pshared != 0)
+	    w->kind > PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP || !pshared_ok(w->pshared))
 		return EINVAL;
 	*kind = (uint32_t)w->kind;
+	*pshared = w->pshared == PTHREAD_PROCESS_SHARED;
 	return 0;
 }
 
@@ -256,13 +291,16 @@ EXPORT int pthread_rwlockattr_getpshared(const pthread_rwlockattr_t *a, int *psh
 {
 	if (!a || !pshared)
 		return EINVAL;
-	*pshared = PTHREAD_PROCESS_PRIVATE;
+	*pshared = ((const struct wrwattr *)a)->pshared;
 	return 0;
 }
 
 EXPORT int pthread_rwlockattr_setpshared(pthread_rwlockattr_t *a, int pshared)
 {
-	return a ? pshared_set(pshared) : EINVAL;
+	if (!a || !pshared_ok(pshared))
+		return EINVAL;
+	rwattr(a)->pshared = pshared;
+	return 0;
 }
 
 /* ---- barrierattr: one int ---- */
@@ -284,11 +322,14 @@ EXPORT int pthread_barrierattr_getpshared(const pthread_barrierattr_t *a, int *p
 {
 	if (!a || !pshared)
 		return EINVAL;
-	*pshared = PTHREAD_PROCESS_PRIVATE;
+	*pshared = a->__align;
 	return 0;
 }
 
 EXPORT int pthread_barrierattr_setpshared(pthread_barrierattr_t *a, int pshared)
 {
-	return a ? pshared_set(pshared) : EINVAL;
+	if (!a || !pshared_ok(pshared))
+		return EINVAL;
+	a->__align = pshared;
+	return 0;
 }

@@ -7,8 +7,12 @@
  * so the round ends with no extra switch.  Invariant: arrived < count, and
  * exactly `arrived` UTs are parked on the queue.  The woken UTs never touch
  * the barrier again, so the serial UT may destroy it at once.
+ *
+ * A process-shared barrier is glibc's struct pthread_barrier, recognised
+ * by its `shared` word (offset 12, never set in Weft's layout) at every
+ * call and handed to pbarrier.c.
  */
-#include "sync.h"
+#include "pshared.h"
 
 #include <limits.h>
 #include <string.h>
@@ -19,6 +23,8 @@ EXPORT int pthread_barrier_init(pthread_barrier_t *b, const pthread_barrierattr_
 {
 	if (!b || count == 0 || count > INT_MAX)
 		return EINVAL;
+	if (a && a->__align == PTHREAD_PROCESS_SHARED)
+		return __weft_pbarrier_init(b, count);
 	if (a && a->__align != PTHREAD_PROCESS_PRIVATE)
 		return EINVAL;
 	memset(b, 0, sizeof *b);
@@ -31,6 +37,8 @@ EXPORT int pthread_barrier_destroy(pthread_barrier_t *b)
 	struct wbarrier *w = wbar_of(b);
 	if (!w)
 		return EINVAL;
+	if (w->shared)
+		return __weft_pbarrier_destroy(b);
 	if (w->arrived || w->waiters.head)
 		return EBUSY;
 	w->count = 0;
@@ -41,7 +49,11 @@ EXPORT int pthread_barrier_wait(pthread_barrier_t *b)
 {
 	WEFT_CALL();
 	struct wbarrier *w = wbar_of(b);
-	if (!w || w->count == 0)
+	if (!w)
+		return EINVAL;
+	if (w->shared)
+		return __weft_pbarrier_wait(b);
+	if (w->count == 0)
 		return EINVAL;
 	__weft_ensure();
 	if (++w->arrived < w->count) {

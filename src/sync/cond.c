@@ -26,12 +26,20 @@
  * the head of the queue: the highest-priority waiter, the longest-waiting
  * among equals.
  *
+ * Process-shared mutexes (glibc's layout, pmutex.c) have no queue to morph
+ * onto: a waiter whose mutex is one is made ready and relocks it itself.
+ * A process-shared condition is glibc's layout, recognised by bit 0 of its
+ * __wrefs word (offset 36, never set in Weft's layout) at every call and
+ * handed to pcond.c.
+ *
  * Invariant: `mutex` is the mutex of the current waiters (POSIX allows only
  * one at a time; a second one is EINVAL) and NULL when there are none.
  */
-#include "sync.h"
+#include "pshared.h"
 
 #include <string.h>
+
+void __weft_condattr_get(const pthread_condattr_t *a, clockid_t *clk, bool *pshared) HIDDEN;
 
 static inline struct wcond *wcond_of(pthread_cond_t *c) { return (struct wcond *)c; }
 
@@ -55,8 +63,36 @@ static inline void forget_mutex_if_idle(struct wcond *c)
 		c->mutex = NULL;
 }
 
+/* The waiters' mutex is process-shared: release it, park, relock it. */
+static int cond_wait_pmutex(struct wcond *c, struct wmutex *w, int64_t deadline)
+{
+	pthread_mutex_t *m = (pthread_mutex_t *)w;
+	if (!__weft_pmutex_owned(m, __weft_self()))
+		return EPERM;
+	if (c->waiters.head && c->mutex != w)
+		return EINVAL;
+	__weft_testcancel();
+	c->mutex = w;
+	uint32_t depth;
+	int r = __weft_cond_mutex_release(m, &depth);   /* never switches */
+	if (r) {
+		forget_mutex_if_idle(c);
+		return r;
+	}
+	r = __weft_park_cancellable(&c->waiters, deadline, WAIT_COND, c);
+	forget_mutex_if_idle(c);
+	int lr = __weft_cond_mutex_relock(m, depth);
+	if (r == ECANCELED)
+		__weft_hooks.cancel_act();          /* the mutex is held again */
+	if (lr)
+		return lr;
+	return r == ETIMEDOUT ? ETIMEDOUT : 0;
+}
+
 static int cond_wait(struct wcond *c, struct wmutex *w, int64_t deadline)
 {
+	if (unlikely(w->kind & MK_PSHARED))
+		return cond_wait_pmutex(c, w, deadline);
 	struct ut *self = __weft_self();
 	if (w->owner != self)
 		return EPERM;
@@ -91,6 +127,8 @@ EXPORT int pthread_cond_wait(pthread_cond_t *cv, pthread_mutex_t *m)
 	if (!cv || !m)
 		return EINVAL;
 	__weft_ensure();
+	if (pcond_is(cv))
+		return __weft_pcond_wait(cv, m, CLOCK_REALTIME, NULL);
 	return cond_wait(wcond_of(cv), wmutex_of(m), -1);
 }
 
@@ -99,6 +137,10 @@ static int cond_clockwait(pthread_cond_t *cv, pthread_mutex_t *m, clockid_t clk,
 {
 	if (!cv || !m)
 		return EINVAL;
+	if (pcond_is(cv)) {
+		int e = __weft_ptime_check(clk, abs);
+		return e ? e : __weft_pcond_wait(cv, m, clk, abs);
+	}
 	int64_t deadline;
 	int r = __weft_sync_deadline(clk, abs, &deadline);
 	if (r)
@@ -119,6 +161,9 @@ EXPORT int pthread_cond_timedwait(pthread_cond_t *cv, pthread_mutex_t *m, const 
 	WEFT_CALL();
 	if (!cv)
 		return EINVAL;
+	if (pcond_is(cv))
+		return cond_clockwait(cv, m, (cv->__data.__wrefs & GC_MONOTONIC) ? CLOCK_MONOTONIC
+										: CLOCK_REALTIME, abs);
 	return cond_clockwait(cv, m, wcond_of(cv)->clock, abs);
 }
 
@@ -127,7 +172,7 @@ static void wake_first(struct wcond *c, bool preempt)
 {
 	struct ut *t = c->waiters.head;
 	struct wmutex *w = c->mutex;
-	if (w->owner) {
+	if (!(w->kind & MK_PSHARED) && w->owner) {
 		morph(c, w, t);
 		if (preempt && (w->kind & MK_PI))
 			__weft_preempt_check();   /* the owner may now outrank us */
@@ -144,7 +189,9 @@ EXPORT int pthread_cond_signal(pthread_cond_t *cv)
 	if (!c)
 		return EINVAL;
 	if (likely(!c->waiters.head))
-		return 0;
+		return 0;                 /* process-shared: __wseq 0, never waited on */
+	if (pcond_is(cv))
+		return __weft_pcond_signal(cv);
 	wake_first(c, true);
 	forget_mutex_if_idle(c);
 	return 0;
@@ -158,9 +205,12 @@ EXPORT int pthread_cond_broadcast(pthread_cond_t *cv)
 		return EINVAL;
 	if (likely(!c->waiters.head))
 		return 0;
+	if (pcond_is(cv))
+		return __weft_pcond_broadcast(cv);
 	struct wmutex *w = c->mutex;
-	if (w->kind & MK_NOTRECOVERABLE) {
-		/* Nobody will ever unlock it: everyone must see the error. */
+	if (w->kind & (MK_NOTRECOVERABLE | MK_PSHARED)) {
+		/* Nobody will ever unlock it: everyone must see the error.
+		 * Process-shared: no queue to morph onto; all relock it. */
 		__weft_wake_all(&c->waiters, 0);
 		c->mutex = NULL;
 		return 0;
@@ -178,9 +228,14 @@ EXPORT int pthread_cond_init(pthread_cond_t *cv, const pthread_condattr_t *a)
 {
 	if (!cv)
 		return EINVAL;
-	int clk = a ? a->__align : CLOCK_REALTIME;
+	clockid_t clk = CLOCK_REALTIME;
+	bool pshared = false;
+	if (a)
+		__weft_condattr_get(a, &clk, &pshared);
 	if (clk != CLOCK_REALTIME && clk != CLOCK_MONOTONIC)
 		return EINVAL;
+	if (pshared)
+		return __weft_pcond_init(cv, true, clk);
 	memset(cv, 0, sizeof *cv);
 	wcond_of(cv)->clock = clk;
 	return 0;
@@ -191,5 +246,7 @@ EXPORT int pthread_cond_destroy(pthread_cond_t *cv)
 	struct wcond *c = wcond_of(cv);
 	if (!c)
 		return EINVAL;
+	if (pcond_is(cv))
+		return __weft_pcond_destroy(cv);
 	return c->waiters.head ? EBUSY : 0;
 }

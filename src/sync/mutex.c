@@ -38,8 +38,12 @@
  * the head of its level), and the hand-off gives the new owner what the
  * remaining waiters lend.  Such mutexes have a kind other than 0, so the
  * fast paths below never see them and cost what they cost before.
+ *
+ * Process-shared mutexes are glibc's layout and protocol (pmutex.c),
+ * recognised by glibc's PTHREAD_MUTEX_PSHARED_BIT in the kind word at every
+ * call.  Their kind is never 0, so the test sits on the slow paths only.
  */
-#include "sync.h"
+#include "pshared.h"
 
 #include <string.h>
 
@@ -182,6 +186,15 @@ static int lock_slow(struct wmutex *w, clockid_t clk, const struct timespec *abs
 		return EINVAL;
 	if (timed && clk != CLOCK_REALTIME && clk != CLOCK_MONOTONIC)
 		return EINVAL;
+	if (w->kind & MK_PSHARED) {
+		/* the time is checked only if the caller must wait; NULL is a
+		 * malformed time, never "no limit" */
+		static const struct timespec bad = { 0, -1 };
+		int r = __weft_pmutex_lock((pthread_mutex_t *)w, false, false, clk,
+					   timed ? (abs ? abs : &bad) : NULL);
+		__weft_preempt_check();
+		return r;
+	}
 	struct ut *self = __weft_self_ensure();
 	int r = try_acquire(w, self);
 	if (r != EBUSY)
@@ -214,6 +227,8 @@ EXPORT int pthread_mutex_trylock(pthread_mutex_t *m)
 	struct wmutex *w = wmutex_of(m);
 	if (!w)
 		WEFT_RETURN_LOCK(EINVAL);
+	if (w->kind & MK_PSHARED)
+		WEFT_RETURN_LOCK(__weft_pmutex_lock(m, true, false, CLOCK_REALTIME, NULL));
 	int r = try_acquire(w, __weft_self_ensure());
 	WEFT_RETURN_LOCK(r == EDEADLK ? EBUSY : r);
 }
@@ -234,6 +249,11 @@ static int unlock_slow(struct wmutex *w)
 {
 	if (!w)
 		return EINVAL;
+	if (w->kind & MK_PSHARED) {
+		int r = __weft_pmutex_unlock((pthread_mutex_t *)w, true);
+		__weft_preempt_check();   /* a UT of ours parked for it may outrank us */
+		return r;
+	}
 	struct ut *self = __weft_self();
 	int type = mutex_type(w);
 	/* PRIO_INHERIT mutexes check too, as glibc's (the kernel's) do. */
@@ -269,6 +289,8 @@ EXPORT WEFT_HOT_ENTRY int pthread_mutex_unlock(pthread_mutex_t *m)
 EXPORT int pthread_mutex_consistent(pthread_mutex_t *m)
 {
 	struct wmutex *w = wmutex_of(m);
+	if (w && (w->kind & MK_PSHARED))
+		return __weft_pmutex_consistent(m);
 	/* POSIX's one error: not robust, or no inconsistent state that the
 	 * caller holds. */
 	if (!w || !(w->kind & MK_ROBUST) || !(w->kind & MK_INCONSISTENT) ||
@@ -291,6 +313,8 @@ EXPORT int pthread_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *a)
 		if (r)
 			return r;
 	}
+	if (kind & MK_PSHARED)
+		return __weft_pmutex_init(m, kind);
 	memset(m, 0, sizeof *m);
 	wmutex_of(m)->kind = kind;
 	return 0;
@@ -301,6 +325,8 @@ EXPORT int pthread_mutex_destroy(pthread_mutex_t *m)
 	struct wmutex *w = wmutex_of(m);
 	if (!w)
 		return EINVAL;
+	if (w->kind & MK_PSHARED)
+		return __weft_pmutex_destroy(m);
 	if (w->owner || w->waiters.head)
 		return EBUSY;
 	return 0;
@@ -311,6 +337,11 @@ EXPORT int pthread_mutex_getprioceiling(const pthread_mutex_t *m, int *ceiling)
 	const struct wmutex *w = (const struct wmutex *)m;
 	if (!w || !ceiling || !(w->kind & MK_PP))
 		return EINVAL;
+	if (w->kind & MK_PSHARED) {
+		/* made by NPTL: glibc keeps the ceiling in __lock */
+		*ceiling = (int)((unsigned)m->__data.__lock >> GM_CEIL_SHIFT);
+		return 0;
+	}
 	*ceiling = wmutex_ceiling(w);
 	return 0;
 }
@@ -328,6 +359,8 @@ EXPORT int pthread_mutex_setprioceiling(pthread_mutex_t *m, int ceiling, int *ol
 	struct wmutex *w = wmutex_of(m);
 	if (!w || !(w->kind & MK_PP) || ceiling < 1 || ceiling > WEFT_PRIO_MAX)
 		return EINVAL;
+	if (w->kind & MK_PSHARED)
+		return ENOTSUP;           /* PRIO_PROTECT is not process-shared here */
 	struct ut *self = __weft_self_ensure();
 	bool mine = w->owner == self;
 	if (mine && mutex_type(w) == PTHREAD_MUTEX_ERRORCHECK)

@@ -18,11 +18,16 @@
  * it makes the mutex ENOTRECOVERABLE for good (mutex.c).  A protocol mutex
  * that is not robust stays locked for ever, as with NPTL, and is marked
  * orphaned so that its waiters no longer lend their priority to anyone.
+ *
+ * Process-shared mutexes are not on this list (their __list word is the
+ * kernel's robust list, in glibc's format): the holder table knows which
+ * the UT holds, and pmutex.c treats them as the kernel treats a dead owner.
  */
-#include "sync.h"
+#include "pshared.h"
 
 void __weft_robust_owner_died(struct ut *t)
 {
+	__weft_pmutex_owner_died(t);
 	struct wmutex *w;
 	while ((w = t->robust_head) != NULL) {
 		__weft_held_unlink(w, t);

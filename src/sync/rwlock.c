@@ -34,12 +34,18 @@
  * reader that read-locks again while such a writer waits deadlocks.  The
  * rule is applied when a reader arrives and when the lock is dispatched; a
  * waiting writer's later change of priority is seen at the next dispatch.
+ *
+ * A process-shared rwlock is glibc's, recognised by its __shared word
+ * (offset 28, never set in Weft's layout) at every call and handed to
+ * prwlock.c; the real-time rule above is Weft's and does not apply there.
  */
-#include "sync.h"
+#include "pshared.h"
 
 #include <string.h>
 
-int __weft_rwlockattr_kind(const pthread_rwlockattr_t *a, uint32_t *kind) HIDDEN;
+int __weft_rwlockattr_kind(const pthread_rwlockattr_t *a, uint32_t *kind, bool *pshared) HIDDEN;
+
+static inline bool shared_rw(const struct wrwlock *rw) { return unlikely(rw && rw->pad0); }
 
 static inline struct wrwlock *wrw_of(pthread_rwlock_t *l) { return (struct wrwlock *)l; }
 
@@ -125,6 +131,8 @@ static int wait_on(struct wrwlock *rw, struct waitq *q, bool try_only, clockid_t
 
 static int rdlock(struct wrwlock *rw, bool try_only, clockid_t clk, const struct timespec *abs)
 {
+	if (shared_rw(rw))
+		return __weft_prwlock_rdlock((pthread_rwlock_t *)rw, try_only, clk, abs);
 	int r = enter_check(rw, try_only, clk, abs);
 	if (r)
 		return r;
@@ -139,6 +147,8 @@ static int rdlock(struct wrwlock *rw, bool try_only, clockid_t clk, const struct
 
 static int wrlock(struct wrwlock *rw, bool try_only, clockid_t clk, const struct timespec *abs)
 {
+	if (shared_rw(rw))
+		return __weft_prwlock_wrlock((pthread_rwlock_t *)rw, try_only, clk, abs);
 	int r = enter_check(rw, try_only, clk, abs);
 	if (r)
 		return r;
@@ -214,6 +224,8 @@ EXPORT int pthread_rwlock_unlock(pthread_rwlock_t *l)
 	struct wrwlock *rw = wrw_of(l);
 	if (!rw)
 		return EINVAL;
+	if (shared_rw(rw))
+		return __weft_prwlock_unlock(l);
 	if (rw->writer) {
 		if (rw->writer != __weft_self())
 			return EPERM;
@@ -233,13 +245,16 @@ EXPORT int pthread_rwlock_init(pthread_rwlock_t *l, const pthread_rwlockattr_t *
 	if (!l)
 		return EINVAL;
 	uint32_t kind = PTHREAD_RWLOCK_DEFAULT_NP;
+	bool pshared = false;
 	if (a) {
-		int r = __weft_rwlockattr_kind(a, &kind);
+		int r = __weft_rwlockattr_kind(a, &kind, &pshared);
 		if (r)
 			return r;
 	}
 	memset(l, 0, sizeof *l);
 	wrw_of(l)->flags = kind;
+	if (pshared)
+		l->__data.__shared = 1;   /* glibc's layout from here on (prwlock.c) */
 	return 0;
 }
 
@@ -248,6 +263,8 @@ EXPORT int pthread_rwlock_destroy(pthread_rwlock_t *l)
 	struct wrwlock *rw = wrw_of(l);
 	if (!rw)
 		return EINVAL;
+	if (shared_rw(rw))
+		return __weft_prwlock_destroy(l);
 	/* Busy: waited on, or write-held by another UT.  As with glibc, the
 	 * writer may destroy the lock it holds (tst-rwlock6), and so may a
 	 * reader (tst-rwlock7): read holders are not recorded, so a read-held

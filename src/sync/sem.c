@@ -7,9 +7,13 @@
  * instead of raising the count, so a woken waiter never finds the unit gone
  * and value stays 0 while anyone waits.  Invariant: value > 0 implies no
  * waiters.  These calls return -1 with errno set, as POSIX says.
- * Named semaphores (sem_open) are not Weft's: they stay glibc's.
+ *
+ * Process-shared semaphores — sem_init(s, 1, v), and the named ones that
+ * glibc's sem_open makes (sem_open, sem_close and sem_unlink stay glibc's)
+ * — are glibc's struct new_sem, recognised by its `private` word (offset 8,
+ * never set in Weft's layout) at every call and handed to psem.c.
  */
-#include "sync.h"
+#include "pshared.h"
 
 #include <limits.h>
 #include <string.h>
@@ -27,7 +31,7 @@ EXPORT int sem_init(sem_t *s, int pshared, unsigned value)
 	if (!s || value > SEM_VALUE_MAX)
 		return fail(EINVAL);
 	if (pshared)
-		return fail(ENOTSUP);     /* process-shared: its own issue */
+		return __weft_psem_init(s, value);
 	memset(s, 0, sizeof *s);
 	wsem_of(s)->value = value;
 	return 0;
@@ -37,6 +41,8 @@ EXPORT int sem_destroy(sem_t *s)
 {
 	if (!s)
 		return fail(EINVAL);
+	if (psem_is(s))
+		return 0;                 /* glibc: nothing to do */
 	if (wsem_of(s)->waiters.head)
 		return fail(EBUSY);
 	return 0;
@@ -47,6 +53,10 @@ static int sem_take(struct wsem *w, clockid_t clk, const struct timespec *abs, b
 {
 	if (!w)
 		return fail(EINVAL);
+	if (unlikely(w->private)) {
+		int r = __weft_psem_wait((sem_t *)w, try_only, clk, abs);
+		return r ? fail(r) : 0;
+	}
 	if (!try_only) {
 		/* POSIX: sem_wait is a cancellation point even when it does not
 		 * block (glibc tests here too). */
@@ -106,6 +116,10 @@ EXPORT int sem_post(sem_t *s)
 	struct wsem *w = wsem_of(s);
 	if (!w)
 		return fail(EINVAL);
+	if (unlikely(w->private)) {
+		int r = __weft_psem_post(s);
+		return r ? fail(r) : 0;
+	}
 	if (unlikely(w->waiters.head)) {
 		__weft_unpark(w->waiters.head, 0);
 		return 0;
@@ -120,6 +134,8 @@ EXPORT int sem_getvalue(sem_t *s, int *value)
 {
 	if (!s || !value)
 		return fail(EINVAL);
+	if (psem_is(s))
+		return __weft_psem_getvalue(s, value);
 	*value = (int)wsem_of(s)->value;
 	return 0;
 }

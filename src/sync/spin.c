@@ -1,7 +1,7 @@
 /*
  * spin.c — pthread_spin_*: spinlocks in glibc's 4-byte int.
  *
- * The int holds the holder's slot number + 1 (0: unlocked), which is enough
+ * The int holds the holder's slot number + 2 (0: unlocked), which is enough
  * to answer EDEADLK to a holder that relocks and EPERM to a UT that unlocks
  * a lock it does not hold.  In M:1 spinning is useless — the holder cannot
  * run while the spinner does — and a plain yield is not enough: if the
@@ -12,19 +12,92 @@
  * included, run; unlock hands the lock to the first UT parked for that
  * lock.  Invariant: a UT parked here with wait_obj == lock is waiting for
  * exactly that lock, and no UT is parked for a lock that is free.
+ *
+ * Process-shared spinlocks are glibc's: 0 free, 1 held, taken with an
+ * atomic exchange, released with a store.  glibc's int carries no mark of
+ * being shared (its pthread_spin_init ignores pshared), so this process
+ * keeps the list of addresses it made shared (pthread_spin_init with
+ * PTHREAD_PROCESS_SHARED; a forked child inherits it), and a lock found
+ * holding 1 — a value no UT of this process writes privately, hence the
+ * "+ 2" — is added to the list as soon as it is seen: another process
+ * uses it.  While the list is empty the fast paths cost one more load of
+ * a global and a branch.
+ * A UT that finds a shared lock held spins with pauses, yields now and
+ * then, and after a while sleeps briefly, so that the holder, if it is a
+ * UT of this process of any priority, runs.  A relock by the holder waits
+ * for another process to unlock it, as in glibc (tst-spin2 does that).
  */
-#include "sync.h"
+#include "pshared.h"
+
+#include <stdlib.h>
 
 static struct waitq spin_waiters;
+
+/* The spinlocks this process made shared. */
+static struct {
+	pthread_spinlock_t **v;
+	uint32_t n, cap;
+} shared;
+
+static bool is_shared(pthread_spinlock_t *s)
+{
+	for (uint32_t i = 0; i < shared.n; i++)
+		if (shared.v[i] == s)
+			return true;
+	return false;
+}
+
+static void spin_share(pthread_spinlock_t *s)
+{
+	if (is_shared(s))
+		return;
+	if (shared.n == shared.cap) {
+		uint32_t cap = shared.cap ? shared.cap * 2 : 8;
+		void *v = realloc(shared.v, cap * sizeof *shared.v);
+		if (!v)
+			return;         /* out of memory: stays private here */
+		shared.v = v;
+		shared.cap = cap;
+	}
+	shared.v[shared.n++] = s;
+}
+
+static void spin_unshare(pthread_spinlock_t *s)
+{
+	for (uint32_t i = 0; i < shared.n; i++)
+		if (shared.v[i] == s) {
+			shared.v[i] = shared.v[--shared.n];
+			return;
+		}
+}
+
+/* glibc's pthread_spin_lock, with waits another UT can run through. */
+static int shared_lock(pthread_spinlock_t *s)
+{
+	unsigned spins = 0;
+	for (;;) {
+		if (__atomic_exchange_n(s, 1, __ATOMIC_ACQUIRE) == 0)
+			return 0;
+		while (__atomic_load_n(s, __ATOMIC_RELAXED) != 0) {
+			__builtin_ia32_pause();
+			if ((++spins & 1023) == 0)      /* let any UT of ours run */
+				__weft_park(NULL, __weft_now() + 50000, WAIT_SPIN, (void *)s);
+			else if ((spins & 63) == 0)
+				__weft_yield();
+		}
+	}
+}
 
 EXPORT int pthread_spin_init(pthread_spinlock_t *s, int pshared)
 {
 	if (!s)
 		return EINVAL;
-	if (pshared == PTHREAD_PROCESS_SHARED)
-		return ENOTSUP;
-	if (pshared != PTHREAD_PROCESS_PRIVATE)
+	if (pshared != PTHREAD_PROCESS_PRIVATE && pshared != PTHREAD_PROCESS_SHARED)
 		return EINVAL;
+	if (pshared == PTHREAD_PROCESS_SHARED)
+		spin_share(s);
+	else if (shared.n)
+		spin_unshare(s);
 	*s = 0;
 	return 0;
 }
@@ -33,6 +106,10 @@ EXPORT int pthread_spin_destroy(pthread_spinlock_t *s)
 {
 	if (!s)
 		return EINVAL;
+	if (shared.n && is_shared(s)) {
+		spin_unshare(s);
+		return 0;               /* glibc: nothing to check */
+	}
 	return *s ? EBUSY : 0;
 }
 
@@ -41,7 +118,11 @@ static int lock_slow(pthread_spinlock_t *s)
 	if (!s)
 		return EINVAL;
 	struct ut *self = __weft_self_ensure();
-	int me = (int)(self->slot + 1);
+	if ((shared.n && is_shared(s)) || *s == 1) {
+		spin_share(s);
+		return shared_lock(s);
+	}
+	int me = (int)(self->slot + 2);
 	/* Relocking one's own spinlock spins forever on glibc, and programs
 	 * (glibc's tst-spin3) rely on it never returning: park for good, where
 	 * a deadlock report (WEFT_DEADLOCK=report) can see it. */
@@ -60,8 +141,8 @@ EXPORT int pthread_spin_lock(pthread_spinlock_t *s)
 {
 	WEFT_CALL();
 	struct ut *self = __weft_self();
-	if (likely(s && *s == 0 && self)) {
-		*s = (int)(self->slot + 1);
+	if (likely(s && *s == 0 && self && !shared.n)) {
+		*s = (int)(self->slot + 2);
 		return 0;
 	}
 	return lock_slow(s);
@@ -73,9 +154,13 @@ EXPORT int pthread_spin_trylock(pthread_spinlock_t *s)
 	if (!s)
 		return EINVAL;
 	struct ut *self = __weft_self_ensure();
+	if ((shared.n && is_shared(s)) || *s == 1) {
+		spin_share(s);
+		return __atomic_exchange_n(s, 1, __ATOMIC_ACQUIRE) == 0 ? 0 : EBUSY;
+	}
 	if (*s)
 		return EBUSY;
-	*s = (int)(self->slot + 1);
+	*s = (int)(self->slot + 2);
 	return 0;
 }
 
@@ -99,8 +184,13 @@ EXPORT int pthread_spin_unlock(pthread_spinlock_t *s)
 	if (!s)
 		return EINVAL;
 	struct ut *self = __weft_self();
-	if (!self || *s != (int)(self->slot + 1))
+	if (!self || *s != (int)(self->slot + 2)) {
+		if (shared.n && is_shared(s)) {
+			__atomic_store_n(s, 0, __ATOMIC_RELEASE);
+			return 0;
+		}
 		return EPERM;
+	}
 	if (likely(!spin_waiters.head)) {
 		*s = 0;
 		return 0;
@@ -110,7 +200,7 @@ EXPORT int pthread_spin_unlock(pthread_spinlock_t *s)
 		*s = 0;
 		return 0;
 	}
-	*s = (int)(next->slot + 1);
+	*s = (int)(next->slot + 2);
 	__weft_unpark(next, 0);
 	return 0;
 }

@@ -37,6 +37,8 @@
 #define MK_INCONSISTENT (1 << 10)     /* owner died; not yet made consistent */
 #define MK_NOTRECOVERABLE (1 << 11)   /* unlocked while inconsistent */
 #define MK_ORPHAN (1 << 12)           /* protocol mutex whose owner exited holding it */
+#define MK_PSHARED 128                /* glibc's PTHREAD_MUTEX_PSHARED_BIT: the mutex is
+				       * process-shared, in glibc's layout (pshared.h) */
 #define MK_CEIL_SHIFT 19              /* PRIO_PROTECT: the ceiling, 1..99 */
 #define MK_CEIL_MASK (0x7f << MK_CEIL_SHIFT)
 /* Mutexes whose owner keeps them on its held list (robust.c). */
@@ -130,7 +132,10 @@ bool __weft_prio_holds(const struct ut *t) HIDDEN;
  * inheritance off the owner of the mutex it waited for (pthread_cancel). */
 void __weft_sync_unpark(struct ut *t, int result) HIDDEN;
 
-/* ---- condition (pthread_cond_t, 48 bytes) ---- */
+/* ---- condition (pthread_cond_t, 48 bytes) ----
+ * pad[4] (offset 36) is glibc's __wrefs, never set here: a condition
+ * whose __wrefs has bit 0 set is a process-shared one in glibc's layout
+ * (pshared.h). */
 struct wcond {
 	struct waitq waiters;         /* 0 */
 	struct wmutex *mutex;         /* 8: the waiters' mutex, while any wait */
@@ -145,7 +150,7 @@ struct wrwlock {
 	struct waitq writers_q;       /* 8 */
 	struct ut *writer;            /* 16: holder of the write lock, or NULL */
 	uint32_t nreaders;            /* 24: read locks held (recursive ones count) */
-	uint32_t pad0;
+	uint32_t pad0;                /* 28: glibc's __shared, 0: private (pshared.h) */
 	uint64_t pad1[2];             /* 32 */
 	uint32_t flags;               /* 48: glibc __flags, the rwlock kind */
 	uint32_t pad2;
@@ -154,20 +159,28 @@ _Static_assert(sizeof(struct wrwlock) == sizeof(pthread_rwlock_t), "rwlock size"
 _Static_assert(offsetof(struct wrwlock, flags) == offsetof(pthread_rwlock_t, __data.__flags),
 	       "rwlock flags offset");
 
-/* ---- barrier (pthread_barrier_t, 32 bytes) ---- */
+/* ---- barrier (pthread_barrier_t, 32 bytes) ----
+ * Offset 12 is glibc's `shared` field, never set here: a barrier whose
+ * word there is not 0 is a process-shared one in glibc's layout
+ * (pshared.h). */
 struct wbarrier {
 	struct waitq waiters;
-	uint32_t count;               /* UTs per round; 0: not initialised */
-	uint32_t arrived;             /* UTs waiting in this round */
-	uint64_t pad[2];
+	uint32_t count;               /* 8: UTs per round; 0: not initialised */
+	int shared;                   /* 12: glibc's `shared`, 0: private */
+	uint32_t arrived;             /* 16: UTs waiting in this round */
+	uint32_t pad0;
+	uint64_t pad;
 };
 _Static_assert(sizeof(struct wbarrier) == sizeof(pthread_barrier_t), "barrier size");
 
-/* ---- semaphore (sem_t, 32 bytes) ---- */
+/* ---- semaphore (sem_t, 32 bytes) ----
+ * Offset 8 is glibc's `private` field, never set here: a semaphore whose
+ * word there is not 0 is a process-shared one in glibc's layout, made by
+ * sem_init(s, 1, v) or by glibc's sem_open (pshared.h). */
 struct wsem {
 	struct waitq waiters;
-	uint32_t value;
-	uint32_t pad0;
+	int private;                  /* 8: glibc's `private`, 0: private */
+	uint32_t value;               /* 12 */
 	uint64_t pad[2];
 };
 _Static_assert(sizeof(struct wsem) == sizeof(sem_t), "sem size");
@@ -178,6 +191,10 @@ void __weft_tsd_release(struct ut *t) HIDDEN;             /* key.c */
 void __weft_once_abandon(struct ut *t) HIDDEN;            /* once.c */
 void __weft_robust_owner_died(struct ut *t) HIDDEN;       /* robust.c */
 struct ut *__weft_wait_holder(const struct ut *t) HIDDEN; /* describe.c */
+/* pthread_cancel's side of a process-shared wait (pfutex.c): t, blocked in
+ * a system call, may sleep on a shared futex at a cancellation point (a
+ * condition or semaphore wait): wake it so that it sees the request. */
+void __weft_pfutex_cancel_kick(struct ut *t) HIDDEN;
 
 /* The UT behind handle h if it has not exited, else NULL (xinu.c). */
 struct ut *__weft_live_ut(pthread_t h) HIDDEN;

@@ -37,7 +37,7 @@
  *   normal mutex unlocked by a non-owner          0             0, EPERM (undefined)
  *   NULL out-pointer (getters, join retval ok)    EINVAL        EINVAL, EFAULT
  *   scope PROCESS                                 0             0, ENOTSUP
- *   process-shared objects                        ENOTSUP       ENOTSUP, 0
+ *   process-shared objects                        0             ENOTSUP, 0
  *   pthread_kill/sigqueue of an exited thread     0             0, ESRCH
  *   sched_rr_get_interval of another pid          the kernel's  0, EINVAL, ESRCH, EPERM, EFAULT
  *   setaffinity/getaffinity sizes                 the kernel's  0, EINVAL, EFAULT
