@@ -13,15 +13,21 @@
  * lock.  Invariant: a UT parked here with wait_obj == lock is waiting for
  * exactly that lock, and no UT is parked for a lock that is free.
  *
- * Process-shared spinlocks are glibc's: 0 free, 1 held, taken with an
- * atomic exchange, released with a store.  glibc's int carries no mark of
- * being shared (its pthread_spin_init ignores pshared), so this process
- * keeps the list of addresses it made shared (pthread_spin_init with
+ * Process-shared spinlocks are glibc's — on x86-64 its assembly ones, not
+ * nptl/pthread_spin_lock.c (read from libc.so.6 2.36): 1 is free, 0 or
+ * less is held; lock is `lock decl` and, if that did not reach 0, a wait
+ * until the word is above 0 and another try; trylock a CAS from 1 to 0;
+ * init and unlock store 1.  glibc's int carries no mark of being shared
+ * (its pthread_spin_init ignores pshared), so this process keeps the list
+ * of addresses it made shared (pthread_spin_init with
  * PTHREAD_PROCESS_SHARED; a forked child inherits it), and a lock found
- * holding 1 — a value no UT of this process writes privately, hence the
- * "+ 2" — is added to the list as soon as it is seen: another process
- * uses it.  While the list is empty the fast paths cost one more load of
- * a global and a branch.
+ * holding 1 or less than 0 — values no UT of this process writes
+ * privately, hence the "+ 2" — is added to the list as soon as a slow path
+ * sees it: another process uses it.  (A held glibc lock reads 0, which
+ * is "free" here: a process must make the lock shared itself before its
+ * UTs contend for it with another process; docs/pshared.md.)  While the
+ * list is empty the fast paths cost one more load of a global and a
+ * branch.
  * A UT that finds a shared lock held spins with pauses, yields now and
  * then, and after a while sleeps briefly, so that the holder, if it is a
  * UT of this process of any priority, runs.  A relock by the holder waits
@@ -71,14 +77,21 @@ static void spin_unshare(pthread_spinlock_t *s)
 		}
 }
 
+/* Is s in glibc's format, as only another process can have made it? */
+static inline bool foreign(pthread_spinlock_t *s)
+{
+	int v = *s;
+	return v == 1 || v < 0;
+}
+
 /* glibc's pthread_spin_lock, with waits another UT can run through. */
 static int shared_lock(pthread_spinlock_t *s)
 {
 	unsigned spins = 0;
 	for (;;) {
-		if (__atomic_exchange_n(s, 1, __ATOMIC_ACQUIRE) == 0)
+		if (__atomic_sub_fetch(s, 1, __ATOMIC_ACQUIRE) == 0)
 			return 0;
-		while (__atomic_load_n(s, __ATOMIC_RELAXED) != 0) {
+		while (__atomic_load_n(s, __ATOMIC_RELAXED) <= 0) {
 			__builtin_ia32_pause();
 			if ((++spins & 1023) == 0)      /* let any UT of ours run */
 				__weft_park(NULL, __weft_now() + 50000, WAIT_SPIN, (void *)s);
@@ -94,9 +107,12 @@ EXPORT int pthread_spin_init(pthread_spinlock_t *s, int pshared)
 		return EINVAL;
 	if (pshared != PTHREAD_PROCESS_PRIVATE && pshared != PTHREAD_PROCESS_SHARED)
 		return EINVAL;
-	if (pshared == PTHREAD_PROCESS_SHARED)
+	if (pshared == PTHREAD_PROCESS_SHARED) {
 		spin_share(s);
-	else if (shared.n)
+		*s = 1;                 /* glibc's "free" */
+		return 0;
+	}
+	if (shared.n)
 		spin_unshare(s);
 	*s = 0;
 	return 0;
@@ -118,7 +134,7 @@ static int lock_slow(pthread_spinlock_t *s)
 	if (!s)
 		return EINVAL;
 	struct ut *self = __weft_self_ensure();
-	if ((shared.n && is_shared(s)) || *s == 1) {
+	if ((shared.n && is_shared(s)) || foreign(s)) {
 		spin_share(s);
 		return shared_lock(s);
 	}
@@ -154,9 +170,11 @@ EXPORT int pthread_spin_trylock(pthread_spinlock_t *s)
 	if (!s)
 		return EINVAL;
 	struct ut *self = __weft_self_ensure();
-	if ((shared.n && is_shared(s)) || *s == 1) {
+	if ((shared.n && is_shared(s)) || foreign(s)) {
 		spin_share(s);
-		return __atomic_exchange_n(s, 1, __ATOMIC_ACQUIRE) == 0 ? 0 : EBUSY;
+		int one = 1;
+		return __atomic_compare_exchange_n(s, &one, 0, false, __ATOMIC_ACQUIRE,
+						   __ATOMIC_RELAXED) ? 0 : EBUSY;
 	}
 	if (*s)
 		return EBUSY;
@@ -186,7 +204,7 @@ EXPORT int pthread_spin_unlock(pthread_spinlock_t *s)
 	struct ut *self = __weft_self();
 	if (!self || *s != (int)(self->slot + 2)) {
 		if (shared.n && is_shared(s)) {
-			__atomic_store_n(s, 0, __ATOMIC_RELEASE);
+			__atomic_store_n(s, 1, __ATOMIC_RELEASE);
 			return 0;
 		}
 		return EPERM;

@@ -65,6 +65,9 @@ int main(int argc, char **argv)
 		PS_OK(pthread_mutex_unlock(&sh->rm));
 		PS_OK(pthread_mutex_lock(&sh->rm));
 		PS_OK(pthread_mutex_unlock(&sh->rm));
+	} else if (!strcmp(mode, "notrecoverable")) {
+		if (pthread_mutex_lock(&sh->rm) != ENOTRECOVERABLE)
+			PS_FAIL("lock of a mutex left inconsistent is not ENOTRECOVERABLE");
 	} else {
 		PS_FAIL("unknown mode");
 	}
