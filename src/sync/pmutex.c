@@ -24,11 +24,13 @@
  * process TID, so which UT holds the mutex is kept in the holder table.
  * That record answers what the TID cannot: EDEADLK for an errorcheck
  * relock, the recursion of the right UT, EPERM for an unlock by another UT.
- * It also lets a UT that finds the mutex held by another UT of this
- * process park on the record instead of sleeping in the kernel: such a
- * holder can only let go while the VP runs, so the wait costs a park, not
- * a handoff.  A UT sleeps in the kernel (the blocking bracket) only when
- * the holder is another process.
+ * It also lets a UT that finds an errorcheck, recursive or robust mutex
+ * held by another UT of this process park on the record instead of
+ * sleeping in the kernel: only that holder can let go of it, and only
+ * while the VP runs, so the wait costs a park, not a handoff.  Waiters for
+ * a holder in another process, and every waiter of a normal or adaptive
+ * mutex (which anyone, in any process, may unlock), sleep in the kernel
+ * (the blocking bracket).
  *   Baton rule: when a UT of this process lets go of the mutex (unlock,
  *   death) and UTs of this process are parked on its record, the first is
  *   woken; a woken UT either takes the mutex, parks again behind a new
@@ -159,10 +161,18 @@ static int wait_time_check(struct wait_time *t)
 }
 
 /* The mutex is held by someone; if it is a UT of this process (the record
- * says so), park behind it.  1: parked and woken (try again), 0: the
- * holder is not ours (sleep in the kernel), or an error. */
+ * says so) and only that UT can let go of it, park behind it.  1: parked
+ * and woken (try again), 0: sleep in the kernel instead, or an error.
+ * A normal or adaptive mutex may be unlocked by anyone — another UT, or
+ * another process (a forked child unlocking what its parent locked, as
+ * glibc's tst-cond4 does) — and such an unlock only wakes the kernel's
+ * sleepers, so its waiters always sleep in the kernel. */
 static int wait_local(pthread_mutex_t *m, struct wait_time *t, int *err)
 {
+	int kind = kind_of(m), type = GM_TYPE(kind) & 3;
+	if (!(kind & GM_ROBUST) && type != PTHREAD_MUTEX_RECURSIVE &&
+	    type != PTHREAD_MUTEX_ERRORCHECK)
+		return 0;
 	struct pholder *h = __weft_pholder_find(m);
 	if (!h || !h->owner)
 		return 0;
@@ -207,7 +217,8 @@ static int lock_simple(pthread_mutex_t *m, struct ut *self, pid_t tid, bool try,
 		}
 		if (type == PTHREAD_MUTEX_ERRORCHECK)
 			return try ? EBUSY : EDEADLK;
-		/* normal, adaptive: relocking deadlocks (parks behind itself) */
+		/* normal, adaptive: relocking waits for an unlock by anyone, here
+		 * or in another process (glibc: a deadlock unless one comes) */
 	}
 	/* lll_lock: CAS 0 -> 1, then exchange to 2 until it returns 0;
 	 * lll_cond_lock starts with the exchange. */
