@@ -275,6 +275,8 @@ struct pholder *__weft_pholder_peek(const void *obj)
 
 struct pholder *__weft_pholder_find(const void *obj)
 {
+	if (!nrecords)
+		return NULL;
 	__weft_pshared_tid();           /* a forked child forgets first */
 	return __weft_pholder_peek(obj);
 }
@@ -310,6 +312,8 @@ void __weft_pholder_tidy(struct pholder *h)
 
 void __weft_pholder_each_owned(struct ut *t, void (*fn)(struct pholder *, struct ut *))
 {
+	if (!nrecords)
+		return;                 /* every UT exit of a program without them */
 	__weft_pshared_tid();
 	for (unsigned i = 0; nrecords && i < PH_BUCKETS; i++) {
 		struct pholder *h = buckets[i];

@@ -11,6 +11,8 @@
 #include "check.h"
 #include "pshared_common.h"
 
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
@@ -47,6 +49,8 @@ static inline pid_t peer_start(const char *mode, long pn, int threads, long px)
 	pid_t p = fork();
 	CHECK(p >= 0);
 	if (p == 0) {
+		/* a test that dies (a timeout) takes its peers with it */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		execl(peer_path, peer_path, fds, mode, ns, ts, xs, (char *)NULL);
 		_exit(127);
 	}
