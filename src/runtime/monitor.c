@@ -63,6 +63,10 @@ static struct {
 	uint64_t period_ns;
 } mon;
 
+/* True on the monitor's own kernel thread only (its TLS; every other
+ * thread, UTs included, reads false). */
+static __thread bool on_monitor;
+
 /* What /proc says a kernel thread is doing. */
 struct sample {
 	bool asleep;                     /* S or D: in the kernel, off the CPU */
@@ -247,6 +251,7 @@ static void *monitor_main(void *arg)
 {
 	(void)arg;
 	struct vp *vp = __weft_vp();
+	on_monitor = true;
 	struct sample last = { 0 };
 	pid_t last_tid = 0;
 	uint64_t last_switches = 0;
@@ -281,6 +286,13 @@ static void *monitor_main(void *arg)
 void __weft_monitor_start(void)
 {
 	unsigned us = __weft_cfg()->block_threshold_us;
+#if defined(__SANITIZE_ADDRESS__)
+	/* AddressSanitizer keeps its thread state behind one key that Weft
+	 * answers per process, not per kernel thread (sync/key.c): two kernel
+	 * threads running program code at once, as a takeover allows, would
+	 * share it.  Sanitizer builds have no monitor. */
+	us = 0;
+#endif
 	if (mon.started || us == 0 || !__weft_activations_on()) {
 		__weft_monitor_settled = true;
 		return;
@@ -322,6 +334,10 @@ enum weft_where __weft_where_slow(void)
 	if (!__weft_started || (!vp->cur && !vp->take))
 		return WHERE_NONE;
 	uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
+	/* the monitor itself (a sanitizer's hooks in the glibc calls it makes
+	 * while it decides) never carries the VP and never waits for itself */
+	if (on_monitor)
+		return WHERE_FOREIGN;
 	/* a decision in progress: wait for it (it takes a /proc read) */
 	while (__atomic_load_n(&vp->take, __ATOMIC_ACQUIRE) & TAKE_BUSY)
 		__builtin_ia32_pause();
