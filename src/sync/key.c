@@ -83,12 +83,18 @@ EXPORT int pthread_key_delete(pthread_key_t key)
 EXPORT void *pthread_getspecific(pthread_key_t key)
 {
 	/* Sanitizer runtimes call this from inside malloc, possibly while the
-	 * runtime is still starting: no UT yet means no value yet. */
-	struct ut *self = __weft_self();
+	 * runtime is still starting: no UT yet means no value yet.  Their
+	 * keys are per kernel thread and touch no runtime state, so they are
+	 * answered first, on any thread (the monitor's too, while it decides).
+	 * A kernel thread back from a takeover rejoins before anything else
+	 * (monitor.c). */
 	if (key >= PTHREAD_KEYS_MAX)
 		return NULL;
 	if (KTHREAD_KEYS && keys[key].kthread)
 		return keys[key].kvalue;
+	if (unlikely(__atomic_load_n(&__weft_vp()->take, __ATOMIC_RELAXED)))
+		__weft_settle_slow();
+	struct ut *self = __weft_self();
 	if (!self)
 		return NULL;
 	struct tsd *d = self->tsd;
@@ -153,7 +159,9 @@ static bool destructor_round(struct tsd *d)
 			void (*dtor)(void *) = keys[k].dtor;
 			e->value = NULL;
 			if (e->seq == keys[k].seq && dtor) {
+				__weft_outcall_begin(__weft_vp());
 				dtor(v);
+				__weft_outcall_end();
 				ran = true;
 				b = d->block[bi];   /* dtor may have allocated blocks */
 			}
