@@ -34,6 +34,7 @@ EXPORT int pthread_barrier_init(pthread_barrier_t *b, const pthread_barrierattr_
 
 EXPORT int pthread_barrier_destroy(pthread_barrier_t *b)
 {
+	WEFT_CALL();
 	struct wbarrier *w = wbar_of(b);
 	if (!w)
 		return EINVAL;

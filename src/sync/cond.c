@@ -243,6 +243,7 @@ EXPORT int pthread_cond_init(pthread_cond_t *cv, const pthread_condattr_t *a)
 
 EXPORT int pthread_cond_destroy(pthread_cond_t *cv)
 {
+	WEFT_CALL();
 	struct wcond *c = wcond_of(cv);
 	if (!c)
 		return EINVAL;

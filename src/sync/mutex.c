@@ -288,6 +288,7 @@ EXPORT WEFT_HOT_ENTRY int pthread_mutex_unlock(pthread_mutex_t *m)
 
 EXPORT int pthread_mutex_consistent(pthread_mutex_t *m)
 {
+	WEFT_CALL();
 	__weft_ensure();
 	struct wmutex *w = wmutex_of(m);
 	if (w && (w->kind & MK_PSHARED))

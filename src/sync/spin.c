@@ -103,6 +103,7 @@ static int shared_lock(pthread_spinlock_t *s)
 
 EXPORT int pthread_spin_init(pthread_spinlock_t *s, int pshared)
 {
+	WEFT_CALL();
 	if (!s)
 		return EINVAL;
 	if (pshared != PTHREAD_PROCESS_PRIVATE && pshared != PTHREAD_PROCESS_SHARED)
@@ -120,6 +121,7 @@ EXPORT int pthread_spin_init(pthread_spinlock_t *s, int pshared)
 
 EXPORT int pthread_spin_destroy(pthread_spinlock_t *s)
 {
+	WEFT_CALL();
 	if (!s)
 		return EINVAL;
 	if (shared.n && is_shared(s)) {
