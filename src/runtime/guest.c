@@ -113,7 +113,6 @@ void __weft_guest_request(struct vp *vp, struct kt *k)
 		t->policy = SCHED_OTHER;
 		memcpy(t->name, "foreign", 8);
 		guest_stack(t, k);
-		WEFT_STATE(t, UT_BLOCKED);
 		__weft_proc.live++;
 		vp->stat.created++;
 		k->gut = t;
