@@ -13,10 +13,21 @@
  * and the next request goes out.  After WARM_MS it writes "ready\n" to
  * RESULT_FD (the server samples its memory then), then measures WINDOWS
  * windows of WINDOW_MS, and for each writes one line
- *   "window RPS P50_NS P99_NS REPLIES\n"
- * and finally "done\n".  Every echoed byte is checked against what was
- * sent; a wrong byte, a lost connection or a stall (no reply for 10 s)
- * ends the run with "error WHAT\n" and status 1.
+ *   "window RPS P50_NS P99_NS REPLIES GEN_CPU_NS CPU_IDLE_NS WALL_NS\n"
+ * (its own CPU time in the window, the idle time of the CPU it runs on as
+ * /proc/stat counts it, and the window's length: together they say whether
+ * the generator, or other work on its CPU, was the limit) and finally
+ * "done\n".  Every echoed byte is checked against what was sent; a wrong
+ * byte, a lost connection or a stall (no reply for 10 s) ends the run with
+ * "error WHAT\n" and status 1.
+ *
+ * Cost per request, kept small so that the generator is not what limits
+ * the fastest servers: the connections are in the epoll set edge-triggered
+ * (a level-triggered set polls every reported socket once more on the next
+ * epoll_wait), one read per readable connection, one write per request,
+ * one clock read per request.  Edge-triggered is exact here: a connection
+ * has one request outstanding, the read asks for all the bytes still due,
+ * so nothing is ever left unread behind an edge.
  *
  * Invariant: the measuring loop allocates nothing and makes exactly one
  * read per readable connection and one write per request, the same for
@@ -39,6 +50,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cpu_idle.h"
+
 #define MSG 64
 #define CONNECT_BATCH 512
 #define STALL_NS 10000000000ll
@@ -52,12 +65,15 @@ struct conn {
 
 static int result_fd = -1;
 
-static int64_t now_ns(void)
+static int64_t clock_ns(clockid_t c)
 {
 	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(c, &ts);
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
+
+static int64_t now_ns(void) { return clock_ns(CLOCK_MONOTONIC); }
+
 
 static void say(const char *fmt, ...)
 {
@@ -159,7 +175,7 @@ int main(int argc, char **argv)
 				errno = err;
 				fail("connect");
 			}
-			struct epoll_event e = { .events = EPOLLIN, .data.u32 = k };
+			struct epoll_event e = { .events = EPOLLIN | EPOLLET, .data.u32 = k };
 			if (epoll_ctl(ep, EPOLL_CTL_MOD, c[k].fd, &e) != 0)
 				fail("epoll_ctl");
 			connected++;
@@ -170,6 +186,7 @@ int main(int argc, char **argv)
 		send_request(&c[i], (uint32_t)i);
 
 	int64_t start = now_ns(), phase_end = start + warm, last_reply = start;
+	int64_t cpu0 = 0, idle0 = 0;
 	int w = -1;                      /* -1: warming up */
 	uint64_t replies = 0;
 	size_t nlat = 0;
@@ -213,20 +230,24 @@ int main(int argc, char **argv)
 		}
 		if (t < phase_end)
 			continue;
+		int64_t cpu1 = clock_ns(CLOCK_PROCESS_CPUTIME_ID), idle1 = cpu_idle_ns(cpu);
 		if (w < 0) {
 			say("ready\n");
 		} else {
-			double secs = (double)(t - (phase_end - window)) / 1e9;
+			int64_t wall = t - (phase_end - window);
 			qsort(lat, nlat, sizeof *lat, cmp_i64);
 			int64_t p50 = nlat ? lat[nlat / 2] : 0, p99 = nlat ? lat[nlat * 99 / 100] : 0;
-			say("window %.0f %lld %lld %llu\n", (double)replies / secs, (long long)p50, (long long)p99,
-			    (unsigned long long)replies);
+			say("window %.0f %lld %lld %llu %lld %lld %lld\n", (double)replies * 1e9 / (double)wall,
+			    (long long)p50, (long long)p99, (unsigned long long)replies, (long long)(cpu1 - cpu0),
+			    (long long)(idle1 >= 0 && idle0 >= 0 ? idle1 - idle0 : -1), (long long)wall);
 		}
 		if (++w == windows)
 			break;
 		replies = 0;
 		nlat = 0;
 		phase_end = now_ns() + window;
+		cpu0 = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
+		idle0 = cpu_idle_ns(cpu);
 	}
 	say("done\n");
 	for (int i = 0; i < nconn; i++)

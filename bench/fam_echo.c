@@ -17,7 +17,12 @@
  * process's CPU time (user and system, every thread) over the measuring
  * windows divided by the requests answered in them: with two CPUs the load
  * generator saturates its own about where the fastest servers do, so
- * requests per second alone cannot tell those servers apart.
+ * requests per second alone cannot tell those servers apart.  Its note (and
+ * the CSV note of the requests-per-second row) says what bounded the run:
+ * the server's and the generator's CPU per request, how much of its CPU
+ * each used, and how idle each CPU was (/proc/stat, cpu_idle.h) — a CPU
+ * that is never idle while its process uses less than all of it was
+ * shared with other work on the machine.
  *
  * The server thread reads up to 4 KiB and writes back what it read, with
  * plain blocking calls; the epoll loop does the same on a level-triggered
@@ -42,6 +47,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cpu_idle.h"
 #include "harness.h"
 
 #define GROUP "Echo server, thread per connection, 64-byte ping-pong on loopback"
@@ -133,8 +139,13 @@ struct report {
 	double base_rss;
 	int conns;
 	int64_t cpu_ready, cpu_done;       /* the server's CPU time at "ready" and "done" */
+	int64_t wall_ready, wall_done;     /* and the clock then */
+	int64_t idle_ready, idle_done;     /* the server's CPU's idle time then (-1: unknown) */
+	int server_cpu;                    /* the one CPU the server may use, or -1 */
 	double replies;                    /* answered in the measuring windows */
+	double gen_cpu, gen_idle, gen_wall; /* the generator's CPU time, its CPU's idle time, wall (ns) */
 };
+
 
 static int64_t process_cpu_ns(void)
 {
@@ -154,12 +165,14 @@ static bool take(struct report *rp, const char *b, size_t n)
 		}
 		rp->line[rp->len] = 0;
 		rp->len = 0;
-		double r, n;
+		double r, n, gc, gi, gw;
 		long long p50, p99;
 		if (!strcmp(rp->line, "ready")) {
 			rp->mem_per_conn = (rss_now() - rp->base_rss) / rp->conns;
 			rp->cpu_ready = process_cpu_ns();
-		} else if (sscanf(rp->line, "window %lf %lld %lld %lf", &r, &p50, &p99, &n) == 4) {
+			rp->wall_ready = now_ns();
+			rp->idle_ready = cpu_idle_ns(rp->server_cpu);
+		} else if (sscanf(rp->line, "window %lf %lld %lld %lf %lf %lf %lf", &r, &p50, &p99, &n, &gc, &gi, &gw) == 7) {
 			if (rp->windows < 32) {
 				rp->rps[rp->windows] = r;
 				rp->p50[rp->windows] = (double)p50;
@@ -167,8 +180,13 @@ static bool take(struct report *rp, const char *b, size_t n)
 				rp->windows++;
 			}
 			rp->replies += n;
+			rp->gen_cpu += gc;
+			rp->gen_idle = rp->gen_idle < 0 || gi < 0 ? -1 : rp->gen_idle + gi;
+			rp->gen_wall += gw;
 		} else if (!strcmp(rp->line, "done")) {
 			rp->cpu_done = process_cpu_ns();
+			rp->wall_done = now_ns();
+			rp->idle_done = cpu_idle_ns(rp->server_cpu);
 			rp->done = true;
 			return false;
 		} else {
@@ -243,6 +261,24 @@ static void epoll_server(int lfd, int res, struct report *rp)
 
 /* ---- one experiment ---- */
 
+/* What limited the run: how busy the server's CPU and the generator's were,
+ * and how much of that each process used itself (the rest is other work on
+ * the machine, or the kernel's interrupts). */
+static void bounds_note(char *b, size_t n, const struct report *rp)
+{
+	double wall = (double)(rp->wall_done - rp->wall_ready), srv = (double)(rp->cpu_done - rp->cpu_ready);
+	int k = snprintf(b, n, "server %.2f us/request and %.0f%% of a CPU", srv / rp->replies / 1e3,
+			 100 * srv / wall);
+	if (k > 0 && (size_t)k < n && rp->idle_ready >= 0 && rp->idle_done >= 0)
+		k += snprintf(b + k, n - (size_t)k, " (its CPU %.0f%% idle)",
+			      100 * (double)(rp->idle_done - rp->idle_ready) / wall);
+	if (k > 0 && (size_t)k < n && rp->gen_wall > 0)
+		k += snprintf(b + k, n - (size_t)k, "; load generator %.2f us/request and %.0f%% of its CPU",
+			      rp->gen_cpu / rp->replies / 1e3, 100 * rp->gen_cpu / rp->gen_wall);
+	if (k > 0 && (size_t)k < n && rp->gen_wall > 0 && rp->gen_idle >= 0)
+		snprintf(b + k, n - (size_t)k, " (%.0f%% idle)", 100 * rp->gen_idle / rp->gen_wall);
+}
+
 static void summarize(struct result *r, enum echo_stat s, struct report *rp)
 {
 	if (s == S_CPU) {
@@ -250,9 +286,11 @@ static void summarize(struct result *r, enum echo_stat s, struct report *rp)
 		r->reps = 1;
 		r->median = r->min = r->max = rp->replies > 0 ? (double)(rp->cpu_done - rp->cpu_ready) / rp->replies : 0;
 		r->iters = (uint64_t)rp->replies;
-		snprintf(r->note, sizeof r->note, "server CPU time (every thread) per request answered");
-		if (!r->ok)
+		if (!r->ok) {
 			na(r, "no request answered");
+			return;
+		}
+		bounds_note(r->note, sizeof r->note, rp);
 		return;
 	}
 	if (s == S_MEM) {
@@ -269,6 +307,8 @@ static void summarize(struct result *r, enum echo_stat s, struct report *rp)
 	set_median(r, v);
 	reps = saved;
 	r->iters = (uint64_t)rp->conns;
+	if (s == S_RPS && rp->replies > 0)
+		bounds_note(r->note, sizeof r->note, rp);
 }
 
 static void run_echo(struct result *r, int conns, enum echo_stat s)
@@ -328,6 +368,11 @@ static void run_echo(struct result *r, int conns, enum echo_stat s)
 	memset(&rp, 0, sizeof rp);
 	rp.conns = conns;
 	rp.base_rss = rss_now();
+	rp.server_cpu = -1;
+	if (CPU_COUNT(&cpus) == 1)
+		for (int c = 0; c < CPU_SETSIZE; c++)
+			if (CPU_ISSET(c, &cpus))
+				rp.server_cpu = c;
 
 	int res[2];
 	if (pipe2(res, O_CLOEXEC))
