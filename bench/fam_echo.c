@@ -144,6 +144,7 @@ struct report {
 	int server_cpu;                    /* the one CPU the server may use, or -1 */
 	double replies;                    /* answered in the measuring windows */
 	double gen_cpu, gen_idle, gen_wall; /* the generator's CPU time, its CPU's idle time, wall (ns) */
+	char engine[16];                   /* the generator's: io_uring or epoll */
 };
 
 
@@ -183,7 +184,8 @@ static bool take(struct report *rp, const char *b, size_t n)
 			rp->gen_cpu += gc;
 			rp->gen_idle = rp->gen_idle < 0 || gi < 0 ? -1 : rp->gen_idle + gi;
 			rp->gen_wall += gw;
-		} else if (!strcmp(rp->line, "done")) {
+		} else if (!strncmp(rp->line, "done", 4)) {
+			snprintf(rp->engine, sizeof rp->engine, "%s", rp->line[4] ? rp->line + 5 : "epoll");
 			rp->cpu_done = process_cpu_ns();
 			rp->wall_done = now_ns();
 			rp->idle_done = cpu_idle_ns(rp->server_cpu);
@@ -273,8 +275,8 @@ static void bounds_note(char *b, size_t n, const struct report *rp)
 		k += snprintf(b + k, n - (size_t)k, " (its CPU %.0f%% idle)",
 			      100 * (double)(rp->idle_done - rp->idle_ready) / wall);
 	if (k > 0 && (size_t)k < n && rp->gen_wall > 0)
-		k += snprintf(b + k, n - (size_t)k, "; load generator %.2f us/request and %.0f%% of its CPU",
-			      rp->gen_cpu / rp->replies / 1e3, 100 * rp->gen_cpu / rp->gen_wall);
+		k += snprintf(b + k, n - (size_t)k, "; load generator (%s) %.2f us/request and %.0f%% of its CPU",
+			      rp->engine, rp->gen_cpu / rp->replies / 1e3, 100 * rp->gen_cpu / rp->gen_wall);
 	if (k > 0 && (size_t)k < n && rp->gen_wall > 0 && rp->gen_idle >= 0)
 		snprintf(b + k, n - (size_t)k, " (%.0f%% idle)", 100 * rp->gen_idle / rp->gen_wall);
 }
