@@ -23,8 +23,13 @@
  *   handoff_known   thread A takes a timestamp and enters semop(-1) on a
  *                   semaphore at 0; thread B, ready (yielding in a loop),
  *                   takes one when it first runs; B - A per sample.  B then
- *                   posts (IPC_NOWAIT: an increment never waits) and the
- *                   note gives how long A took to run again.
+ *                   posts (IPC_NOWAIT: an increment never waits) and
+ *                   waits; the note gives how long A took to run again.
+ *   rejoin_busy     the same, but B computes after its post (in the
+ *                   program's text, at most REJOIN_SPIN_MAX_NS): the row is
+ *                   B's post to A running again while the processor is busy
+ *                   (Small and Seltzer's "unblocked" upcall), the note the
+ *                   handoff
  *   handoff_unknown the same, but A blocks in syscall(SYS_read) on a pipe
  *                   (glibc's entry; Weft's interposed one passes read to the
  *                   kernel from Weft's text, where the tick never
@@ -248,13 +253,17 @@ static BENCH_ALIGNED int64_t m_sem_pingpong(uint64_t n)
 
 #define UNKNOWN_DELAY_NS 200000000L   /* the child's write comes this long after A's go */
 
-enum block_kind { B_SEMOP, B_SYSCALL_FN, B_SYSCALL_INSN };
+#define REJOIN_SPIN_MAX_NS 100000000L   /* rejoin_busy: B computes at most this long */
+
+/* B_SEMOP_BUSY: semop, and B computes after its post until A runs again. */
+enum block_kind { B_SEMOP, B_SEMOP_BUSY, B_SYSCALL_FN, B_SYSCALL_INSN };
 
 struct handoff {
 	enum block_kind kind;
 	int samples;
 	int go;                     /* the sample A has entered (B waits for it) */
 	int done;                   /* the sample B has recorded */
+	int back_seen;              /* the sample A has come back from */
 	int sem;                    /* B_SEMOP: A waits on it, B posts */
 	sem_t ready;                /* A posts it to make B ready for a sample */
 	int64_t *enter, *first;     /* A's timestamp before the call, B's first */
@@ -263,7 +272,9 @@ struct handoff {
 
 /* B: made ready (sem_post) just before A enters its call, it yields until
  * A has, notes when it first runs, lets A go (semop), and waits on the
- * semaphore again, so that A comes back to an idle processor. */
+ * semaphore again, so that A comes back to an idle processor — or, for
+ * B_SEMOP_BUSY, computes in the program's text until A runs again, as a
+ * compute-bound thread would. */
 static BENCH_ALIGNED void *handoff_watcher(void *arg)
 {
 	struct handoff *h = arg;
@@ -273,9 +284,15 @@ static BENCH_ALIGNED void *handoff_watcher(void *arg)
 		while (load(&h->go) < s)
 			sched_yield();
 		h->first[s - 1] = now_ns();
-		if (h->kind == B_SEMOP) {
-			h->post[s - 1] = now_ns();
+		if (h->kind == B_SEMOP || h->kind == B_SEMOP_BUSY) {
+			int64_t t = h->post[s - 1] = now_ns();
 			sem_add(h->sem, 0, 1, IPC_NOWAIT);
+			uint64_t x = 1;
+			while (h->kind == B_SEMOP_BUSY && load(&h->back_seen) < s && now_ns() - t < REJOIN_SPIN_MAX_NS)
+				for (int i = 0; i < 1000; i++) {
+					x = x * 6364136223846793005ull + 1;
+					KEEP(x);
+				}
 		}
 		store(&h->done, s);
 	}
@@ -305,8 +322,9 @@ static double median_of(double *v, int n)
 
 static void run_handoff(struct result *r, enum block_kind kind)
 {
-	int warm = kind == B_SEMOP ? 20 : 1;
-	int keep = kind == B_SEMOP ? (quick ? 100 : 1000) : (quick ? 3 : 7);
+	bool sem_kind = kind == B_SEMOP || kind == B_SEMOP_BUSY;
+	int warm = kind == B_SEMOP ? 20 : kind == B_SEMOP_BUSY ? 5 : 1;
+	int keep = kind == B_SEMOP ? (quick ? 100 : 1000) : kind == B_SEMOP_BUSY ? (quick ? 20 : 200) : (quick ? 3 : 7);
 	struct handoff h = { .kind = kind, .samples = warm + keep };
 	size_t sz = (size_t)h.samples * sizeof(int64_t);
 	h.enter = malloc(sz);
@@ -318,7 +336,7 @@ static void run_handoff(struct result *r, enum block_kind kind)
 		die("malloc", ENOMEM);
 	int cmd[2] = { -1, -1 }, data[2] = { -1, -1 };
 	pid_t child = -1;
-	if (kind == B_SEMOP) {
+	if (sem_kind) {
 		h.sem = semget(IPC_PRIVATE, 1, 0600);
 		if (h.sem < 0) {
 			na(r, "semget: %s", strerror(errno));
@@ -342,13 +360,14 @@ static void run_handoff(struct result *r, enum block_kind kind)
 	for (int s = 1; s <= h.samples; s++) {
 		char c = 's';
 		long got = 1;
-		if (kind != B_SEMOP && write(cmd[1], &c, 1) != 1)
+		if (!sem_kind && write(cmd[1], &c, 1) != 1)
 			die("write (to the writer process)", errno);
 		sem_post(&h.ready);
 		h.enter[s - 1] = now_ns();
 		store(&h.go, s);
 		switch (kind) {
 		case B_SEMOP:
+		case B_SEMOP_BUSY:
 			sem_add(h.sem, 0, -1, 0);
 			break;
 		case B_SYSCALL_FN:
@@ -359,6 +378,7 @@ static void run_handoff(struct result *r, enum block_kind kind)
 			break;
 		}
 		h.back[s - 1] = now_ns();
+		store(&h.back_seen, s);
 		if (got != 1)
 			die("read (from the writer process)", got < 0 ? errno : EIO);
 		while (load(&h.done) < s)
@@ -370,6 +390,11 @@ static void run_handoff(struct result *r, enum block_kind kind)
 		v[i] = (double)(h.first[warm + i] - h.enter[warm + i]);
 		w[i] = (double)(h.back[warm + i] - h.post[warm + i]);
 	}
+	if (kind == B_SEMOP_BUSY) {          /* the row is the rejoin; the note the handoff */
+		double *t = v;
+		v = w;
+		w = t;
+	}
 	int saved = reps;
 	reps = keep;
 	set_median(r, v);
@@ -379,13 +404,17 @@ static void run_handoff(struct result *r, enum block_kind kind)
 		snprintf(r->note, sizeof r->note,
 			 "%d samples after %d warm-up; A running again after B's post (B then waits): median %.0f ns", keep, warm,
 			 median_of(w, keep));
+	} else if (kind == B_SEMOP_BUSY) {
+		snprintf(r->note, sizeof r->note,
+			 "%d samples after %d warm-up (B gives up computing after %ld ms); handoff (A's semop to B running): "
+			 "median %.0f ns", keep, warm, REJOIN_SPIN_MAX_NS / 1000000, median_of(w, keep));
 	} else {
 		snprintf(r->note, sizeof r->note,
 			 "%d samples after %d warm-up; A blocked until another process wrote %ld ms after A's go",
 			 keep, warm, UNKNOWN_DELAY_NS / 1000000);
 	}
 out:
-	if (kind == B_SEMOP && h.sem >= 0)
+	if (sem_kind && h.sem >= 0)
 		semctl(h.sem, 0, IPC_RMID);
 	if (child > 0) {
 		close(cmd[1]);
@@ -401,6 +430,7 @@ out:
 }
 
 static void m_handoff_known(struct result *r) { run_handoff(r, B_SEMOP); }
+static void m_rejoin_busy(struct result *r) { run_handoff(r, B_SEMOP_BUSY); }
 static void m_handoff_unknown(struct result *r) { run_handoff(r, B_SYSCALL_FN); }
 static void m_handoff_unknown_asm(struct result *r) { run_handoff(r, B_SYSCALL_INSN); }
 
@@ -673,6 +703,9 @@ static const struct metric activation_rows[] = {
 	{ "handoff_known", GROUP, U_NS, 0,
 	  "handoff latency, known blocking: A enters semop and waits, to ready B running",
 	  "≈ 124 µs: blocked upcall 116 µs + yield 7.8 µs (Small & Seltzer; 486)", SEMS, NULL, m_handoff_known },
+	{ "rejoin_busy", GROUP, U_NS, 0,
+	  "rejoin latency, processor busy: B posts A's semop, then computes; to A running again",
+	  "≈ 124 µs: unblocked upcall 116 µs + yield 7.8 µs (Small & Seltzer; 486)", SEMS, NULL, m_rejoin_busy },
 	{ "handoff_unknown", GROUP, U_NS, 0,
 	  "handoff latency, unknown blocking: A in syscall(SYS_read) on a pipe another process writes 200 ms later",
 	  "", SEMS, NULL, m_handoff_unknown },

@@ -131,6 +131,7 @@ static void *acceptor(void *arg)
 struct report {
 	double rps[32], p50[32], p99[32];
 	int windows;
+	int empty;                         /* windows in which no request was answered */
 	double mem_per_conn;
 	bool done;
 	char error[300];
@@ -174,6 +175,8 @@ static bool take(struct report *rp, const char *b, size_t n)
 			rp->wall_ready = now_ns();
 			rp->idle_ready = cpu_idle_ns(rp->server_cpu);
 		} else if (sscanf(rp->line, "window %lf %lld %lld %lf %lf %lf %lf", &r, &p50, &p99, &n, &gc, &gi, &gw) == 7) {
+			if (n == 0)
+				rp->empty++;
 			if (rp->windows < 32) {
 				rp->rps[rp->windows] = r;
 				rp->p50[rp->windows] = (double)p50;
@@ -418,6 +421,11 @@ static void run_echo(struct result *r, int conns, enum echo_stat s)
 	}
 	if (!rp.done || rp.windows == 0) {
 		na(r, "the load generator stopped (status %d) after %d windows", st, rp.windows);
+		return;
+	}
+	if (rp.empty) {
+		na(r, "no request was answered in %d of the %d measuring windows: a stall of the server or the "
+		   "generator", rp.empty, rp.windows);
 		return;
 	}
 	summarize(r, s, &rp);

@@ -235,6 +235,14 @@ function overhead_line(k,   raw, s) {
 	return s
 }
 
+# The compute threads' rate the database-server rows put in their note.
+function units(k, b,   id) {
+	id = k SUBSEP b
+	if (status[id] != "ok" || !match(note[id], /: [0-9]+ hash units\/s/))
+		return "?"
+	return fmt_count(substr(note[id], RSTART + 2, RLENGTH - 15) + 0)
+}
+
 function activations_summary(   i, k, t) {
 	t = ""
 	for (i = 1; i <= nkeys; i++) {
@@ -245,6 +253,9 @@ function activations_summary(   i, k, t) {
 	if ("handoff_known" in label)
 		t = t "- handoff latency, known blocking (semop): Weft " med_or_na("handoff_known", "weft") ", NPTL " \
 			med_or_na("handoff_known", "nptl") " — Weft ÷ NPTL " div("handoff_known", "weft", "handoff_known", "nptl") "×\n"
+	if ("rejoin_busy" in label)
+		t = t "- rejoin latency, processor busy (post to the waiter running while another thread computes): Weft " \
+			med_or_na("rejoin_busy", "weft") ", NPTL " med_or_na("rejoin_busy", "nptl") "\n"
 	if ("handoff_unknown" in label)
 		t = t "- handoff latency, unknown blocking (a read another process answers after 200 ms): Weft " \
 			med_or_na("handoff_unknown", "weft") " (syscall instruction in the program's text " \
@@ -254,7 +265,9 @@ function activations_summary(   i, k, t) {
 		t = t "- database server, queries per second: Weft " med_or_na("dbserver", "weft") ", NPTL on the same CPU " \
 			med_or_na("dbserver", "nptl") ((("dbserver" SUBSEP "nptl2") in status) ? " (on every CPU " med_or_na("dbserver", "nptl2") ")" : "") \
 			", Weft with WEFT_ACTIVATIONS=off " med_or_na("dbserver_off", "weft") " — Weft ÷ NPTL " \
-			div("dbserver", "weft", "dbserver", "nptl") "×, Weft ÷ Weft off " div("dbserver", "weft", "dbserver_off", "weft") "×\n"
+			div("dbserver", "weft", "dbserver", "nptl") "×, Weft ÷ Weft off " div("dbserver", "weft", "dbserver_off", "weft") \
+			"×; meanwhile the compute threads' hash units per second: Weft " units("dbserver", "weft") ", NPTL " \
+			units("dbserver", "nptl") ", Weft off " units("dbserver_off", "weft") "\n"
 	if (t != "")
 		printf "\nActivations (issue 13), measured (no targets):\n\n%s", t
 }
