@@ -56,8 +56,10 @@
  *
  * Invariant: every row leaves no thread, file, process or IPC object
  * behind (files are unlinked as soon as they are open; the child of the
- * unknown rows exits when its pipe closes), and none can wait forever:
- * every wait ends by a post in this process or a write from the child.
+ * unknown rows exits when its pipe closes) — except the database rows'
+ * data file, kept for the next run and removed by bench/run.sh when the
+ * whole run ends — and none can wait forever: every wait ends by a post
+ * in this process, a write from the child, or the end of a window.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -71,6 +73,7 @@
 #include <sys/file.h>
 #include <sys/ipc.h>
 #include <sys/sem.h>
+#include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -447,8 +450,10 @@ struct db {
 	int data, log;
 	bool direct;
 	uint64_t blocks;
+	bool made;                 /* this run made the data file */
 	int stop;
 	uint64_t queries, units, errors;
+	uint64_t reads, read_ns, syncs, sync_ns;   /* as the threads saw them */
 	char dir[256], fs[32];
 };
 
@@ -479,15 +484,28 @@ static BENCH_ALIGNED void *db_querier(void *arg)
 		off_t off = (off_t)(x % db.blocks) * DB_BLOCK;
 		if (!db.direct)
 			posix_fadvise(db.data, off, DB_BLOCK, POSIX_FADV_DONTNEED);
+		int64_t t0 = now_ns();
 		if (pread(db.data, buf, DB_BLOCK, off) != DB_BLOCK) {
 			__atomic_fetch_add(&db.errors, 1, __ATOMIC_RELAXED);
 			break;
 		}
+		int64_t t1 = now_ns();
 		h = db_hash(buf, h);
+		int64_t t2 = 0, t3 = 0;
 		if (++q % DB_SYNC_EVERY == 0) {
+			t2 = now_ns();
 			if (pwrite(db.log, buf, 512, slot) != 512 || fsync(db.log) != 0) {
 				__atomic_fetch_add(&db.errors, 1, __ATOMIC_RELAXED);
 				break;
+			}
+			t3 = now_ns();
+		}
+		if (!load(&db.stop)) {     /* the run's last calls, cut short by the end, not counted */
+			__atomic_fetch_add(&db.reads, 1, __ATOMIC_RELAXED);
+			__atomic_fetch_add(&db.read_ns, (uint64_t)(t1 - t0), __ATOMIC_RELAXED);
+			if (t2) {
+				__atomic_fetch_add(&db.syncs, 1, __ATOMIC_RELAXED);
+				__atomic_fetch_add(&db.sync_ns, (uint64_t)(t3 - t2), __ATOMIC_RELAXED);
 			}
 		}
 		__atomic_fetch_add(&db.queries, 1, __ATOMIC_RELAXED);
@@ -554,17 +572,26 @@ static bool data_dir(void)
 	return false;
 }
 
-/* Make the data file (real blocks, not holes), write it out and drop it
- * from the page cache, open it O_DIRECT (or not, and say so), open the
- * log; both unlinked at once. */
-static bool db_files(struct result *r, size_t mib)
+/* The data file, DB_FILE_NAME in db.dir: made once (real blocks, not
+ * holes, written out), then kept for the next run of a row — making and
+ * deleting 256 MiB on every run put the file system's own writeback and
+ * discards into the runs that followed — and removed by bench/run.sh when
+ * the whole run ends.  Made under a temporary name and renamed, so that a
+ * run killed midway leaves no short file to be taken for a whole one. */
+#define DB_FILE_NAME "weft-bench-db-%zuMiB.dat"
+
+static int db_data_file(struct result *r, size_t mib)
 {
-	char path[300];
-	snprintf(path, sizeof path, "%s/weft-bench-db-XXXXXX", db.dir);
-	int fd = mkstemp(path);
+	char path[300], tmp[320];
+	snprintf(path, sizeof path, "%s/" DB_FILE_NAME, db.dir, mib);
+	struct stat st;
+	if (stat(path, &st) == 0 && (size_t)st.st_size == mib << 20)
+		return 0;
+	snprintf(tmp, sizeof tmp, "%s.XXXXXX", path);
+	int fd = mkostemp(tmp, O_CLOEXEC);
 	if (fd < 0) {
 		na(r, "cannot create the data file in %s: %s", db.dir, strerror(errno));
-		return false;
+		return -1;
 	}
 	size_t chunk = 1 << 20;
 	char *b = malloc(chunk);
@@ -579,18 +606,31 @@ static bool db_files(struct result *r, size_t mib)
 	}
 	free(b);
 	ok = ok && fsync(fd) == 0;
-	posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
 	close(fd);
-	if (!ok) {
+	if (!ok || rename(tmp, path) != 0) {
 		na(r, "cannot write the %zu MiB data file in %s (disk full?)", mib, db.dir);
-		unlink(path);
-		return false;
+		unlink(tmp);
+		return -1;
 	}
+	return 1;
+}
+
+/* Open the data file O_DIRECT (or not, and say so) with nothing of it in
+ * the page cache, and a fresh log (unlinked at once). */
+static bool db_files(struct result *r, size_t mib)
+{
+	int made = db_data_file(r, mib);
+	if (made < 0)
+		return false;
+	db.made = made;
+	char path[300];
+	snprintf(path, sizeof path, "%s/" DB_FILE_NAME, db.dir, mib);
 	db.data = open(path, O_RDONLY | O_DIRECT | O_CLOEXEC);
 	db.direct = db.data >= 0;
 	if (!db.direct)
 		db.data = open(path, O_RDONLY | O_CLOEXEC);
-	unlink(path);
+	if (db.data >= 0)
+		posix_fadvise(db.data, 0, 0, POSIX_FADV_DONTNEED);
 	snprintf(path, sizeof path, "%s/weft-bench-log-XXXXXX", db.dir);
 	db.log = mkostemp(path, O_CLOEXEC);
 	if (db.log >= 0)
@@ -603,7 +643,7 @@ static bool db_files(struct result *r, size_t mib)
 			close(db.log);
 		return false;
 	}
-	db.blocks = (uint64_t)mib * (chunk / DB_BLOCK);
+	db.blocks = (uint64_t)mib * ((1 << 20) / DB_BLOCK);
 	return true;
 }
 
@@ -668,10 +708,13 @@ static void m_dbserver(struct result *r)
 	set_median(r, v);
 	r->iters = (uint64_t)(r->median * (double)window / 1e9);
 	snprintf(r->note, sizeof r->note,
-		 "%d query threads (4 KiB %s read of a %zu MiB file on %s in %s; %.1f us hash; every %dth a 512 B "
-		 "write + fsync) + %d compute threads: %.0f hash units/s",
-		 DB_QUERIERS, db.direct ? "O_DIRECT" : "posix_fadvise(DONTNEED) then", mib, db.fs, db.dir, hash_us,
-		 DB_SYNC_EVERY, DB_COMPUTERS, median_of(u, reps));
+		 "%d query threads (4 KiB %s read of a %zu MiB file on %s in %s%s; %.1f us hash; every %dth a 512 B "
+		 "write + fsync) + %d compute threads: %.0f hash units/s; as the threads saw them: pread %.0f us and "
+		 "write + fsync %.0f us (means)",
+		 DB_QUERIERS, db.direct ? "O_DIRECT" : "posix_fadvise(DONTNEED) then", mib, db.fs, db.dir,
+		 db.made ? ", made by this run" : "", hash_us, DB_SYNC_EVERY, DB_COMPUTERS, median_of(u, reps),
+		 db.reads ? (double)db.read_ns / (double)db.reads / 1e3 : 0,
+		 db.syncs ? (double)db.sync_ns / (double)db.syncs / 1e3 : 0);
 }
 
 /* ------------------------------------------------------------------ */

@@ -98,6 +98,15 @@ run_one() {
 	printf '%s' "$line" | awk -F, '{ printf "  %-10s %-6s %s\n", "", $2, ($3 == "ok" ? $4 " " : "n/a: " $10) }' >&2
 }
 
+# The Activations family's database rows keep their data file (made once,
+# hundreds of MiB) for each other; remove it when the run ends, however it ends.
+# The places bench/fam_activations.c may choose, its name pattern only.
+cleanup_data() {
+	rm -f "$build/bench"/weft-bench-db-*MiB.dat* /var/tmp/weft-bench-db-*MiB.dat* /tmp/weft-bench-db-*MiB.dat*
+	if [ -n "${BENCH_DATA_DIR:-}" ]; then rm -f "$BENCH_DATA_DIR"/weft-bench-db-*MiB.dat*; fi
+}
+trap cleanup_data EXIT
+
 start=$(date +%s)
 load=$(cut -d' ' -f1-3 /proc/loadavg)
 echo "bench: $(wc -l <"$meta") metrics, Weft and NPTL${quick:+ (QUICK)}; $pin_note" >&2
