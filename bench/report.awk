@@ -243,6 +243,16 @@ function units(k, b,   id) {
 	return fmt_count(substr(note[id], RSTART + 2, RLENGTH - 15) + 0)
 }
 
+# The mean pread and write + fsync times the database-server rows put in their note: "R / S µs".
+function io_times(k, b,   id, r) {
+	id = k SUBSEP b
+	if (status[id] != "ok" || !match(note[id], /pread [0-9]+ us and write \+ fsync [0-9]+ us/))
+		return "?"
+	r = substr(note[id], RSTART + 6, RLENGTH - 9)
+	sub(/ us and write \+ fsync /, " / ", r)
+	return r " µs"
+}
+
 function activations_summary(   i, k, t) {
 	t = ""
 	for (i = 1; i <= nkeys; i++) {
@@ -267,7 +277,9 @@ function activations_summary(   i, k, t) {
 			", Weft with WEFT_ACTIVATIONS=off " med_or_na("dbserver_off", "weft") " — Weft ÷ NPTL " \
 			div("dbserver", "weft", "dbserver", "nptl") "×, Weft ÷ Weft off " div("dbserver", "weft", "dbserver_off", "weft") \
 			"×; meanwhile the compute threads' hash units per second: Weft " units("dbserver", "weft") ", NPTL " \
-			units("dbserver", "nptl") ", Weft off " units("dbserver_off", "weft") "\n"
+			units("dbserver", "nptl") ", Weft off " units("dbserver_off", "weft") "; mean pread / write + fsync as the threads " \
+			"saw them: Weft " io_times("dbserver", "weft") ", NPTL " io_times("dbserver", "nptl") ", Weft off " \
+			io_times("dbserver_off", "weft") "\n"
 	if (t != "")
 		printf "\nActivations (issue 13), measured (no targets):\n\n%s", t
 }
