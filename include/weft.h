@@ -54,6 +54,8 @@ struct weft_stats {
 	uint64_t threads_off_vp;    /* threads in such a call now */
 	uint64_t kthreads_made;     /* spare kernel threads Weft has made (WEFT_MAX_KTHREADS bounds it) */
 	uint64_t kthreads_spare;    /* of those, parked now, waiting to carry the VP */
+	uint64_t takeovers;         /* the VP taken by the monitor from a kernel thread that sat in
+				     * the kernel in a call Weft did not wrap (WEFT_BLOCK_THRESHOLD) */
 };
 
 /* Copy the counters into *stats; pass sizeof *stats. */

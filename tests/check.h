@@ -140,6 +140,39 @@ static inline int test_in_child(void (*body)(void *), void *arg, char *err, size
 	return st;
 }
 
+/* Wait for child pid, which must exit 0. */
+static inline void test_reap(pid_t pid)
+{
+	int st;
+	CHECK_EQ(waitpid(pid, &st, 0), pid);
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
+/* Weft's counters now. */
+static inline struct weft_stats test_stats(void)
+{
+	struct weft_stats s;
+	CHECK_OK(weft_stats_get(&s, sizeof s));
+	return s;
+}
+
+/* A UT that counts and yields while `*on`, adding to `*count`: the proof
+ * that the VP runs while another UT waits. */
+struct test_counter {
+	volatile int on;
+	volatile unsigned long count;
+};
+
+static inline void *test_counting(void *arg)
+{
+	struct test_counter *c = arg;
+	while (c->on) {
+		c->count++;
+		sched_yield();
+	}
+	return NULL;
+}
+
 static inline int64_t test_now_ns(void)
 {
 	struct timespec ts;

@@ -58,6 +58,7 @@ static const char *switching[] = {
 	"pthread_create", "pthread_join", "pthread_tryjoin_np", "pthread_timedjoin_np",
 	"pthread_clockjoin_np", "pthread_cancel", "pthread_testcancel",
 	"sched_yield", "pthread_yield", "pthread_setschedparam", "pthread_setschedprio",
+	"sched_getparam", "sched_setparam", "sched_getscheduler", "sched_setscheduler",
 	"nanosleep", "clock_nanosleep", "usleep", "sleep", "pause", "syscall",
 	"pthread_kill", "pthread_sigqueue",
 	/* the io layer (src/io) */
@@ -511,6 +512,13 @@ static void run_calls(void)
 	ONE("pthread_yield", pthread_yield_itself());
 	ONE("pthread_setschedparam", pthread_setschedparam(self, SCHED_OTHER, &prm));
 	ONE("pthread_setschedprio", pthread_setschedprio(self, 0));
+	{
+		struct sched_param sp0 = { 0 };
+		ONE("sched_getparam", sched_getparam(0, &sp0));
+		ONE("sched_setparam", sched_setparam(0, &sp0));
+		ONE("sched_getscheduler", sched_getscheduler(0));
+		ONE("sched_setscheduler", sched_setscheduler(0, SCHED_OTHER, &sp0));
+	}
 
 	ONE("nanosleep", nanosleep(&zero, NULL));
 	ONE("clock_nanosleep", clock_nanosleep(CLOCK_MONOTONIC, 0, &zero, NULL));

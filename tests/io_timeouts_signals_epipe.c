@@ -179,12 +179,6 @@ static pid_t helper(int fd, const char *data)
 	return pid;
 }
 
-static void reap(pid_t pid)
-{
-	int st;
-	CHECK_EQ(waitpid(pid, &st, 0), pid);
-	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-}
 
 static void signals(void)
 {
@@ -199,7 +193,7 @@ static void signals(void)
 	CHECK_EQ(read(p[0], b, sizeof b), -1);
 	CHECK_EQ(errno, EINTR);
 	CHECK_EQ(handled, 1);
-	reap(pid);
+	test_reap(pid);
 
 	handler(SA_RESTART);
 	handled = 0;
@@ -207,7 +201,7 @@ static void signals(void)
 	CHECK_EQ(read(p[0], b, sizeof b), 4);
 	CHECK(memcmp(b, "late", 4) == 0);
 	CHECK_EQ(handled, 1);
-	reap(pid);
+	test_reap(pid);
 
 	handled = 0;
 	struct pollfd pf = { p[0], POLLIN, 0 };
@@ -215,7 +209,7 @@ static void signals(void)
 	CHECK_EQ(poll(&pf, 1, -1), -1);            /* never restarted */
 	CHECK_EQ(errno, EINTR);
 	CHECK_EQ(handled, 1);
-	reap(pid);
+	test_reap(pid);
 
 	int s[2];
 	CHECK_OK(socketpair(AF_UNIX, SOCK_STREAM, 0, s));
@@ -225,7 +219,7 @@ static void signals(void)
 	CHECK_EQ(recv(s[0], b, sizeof b, 0), -1);  /* a timeout set: not restarted */
 	CHECK_EQ(errno, EINTR);
 	CHECK_EQ(handled, 1);
-	reap(pid);
+	test_reap(pid);
 	close(s[0]);
 	close(s[1]);
 	close(p[0]);

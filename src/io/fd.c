@@ -511,9 +511,17 @@ static long do_fcntl(int fd, int cmd, long arg)
 			return r;
 	}
 	bool vp = __weft_io_on_vp();
-	if (vp && (cmd == F_SETLKW || cmd == F_OFD_SETLKW))
+	long r;
+	if (vp && (cmd == F_SETLKW || cmd == F_OFD_SETLKW)) {
 		__weft_io_testcancel();
-	long r = io_sys3(SYS_fcntl, fd, cmd, arg);
+		/* a lock to be had now costs its one call; one another process
+		 * holds is waited for off the VP (runtime/handoff.c) */
+		r = io_sys3(SYS_fcntl, fd, cmd == F_SETLKW ? F_SETLK : F_OFD_SETLK, arg);
+		if (r == -EAGAIN || r == -EACCES)
+			r = __weft_blocking_syscall6(SYS_fcntl, fd, cmd, arg, 0, 0, 0);
+		return r;
+	}
+	r = io_sys3(SYS_fcntl, fd, cmd, arg);
 	if (r < 0 || !vp)
 		return r;
 	switch (cmd) {

@@ -84,6 +84,12 @@ pid_t __waitpid(pid_t pid, int *status, int options);
 #define io_sys6(nr, a, b, c, d, e, f) \
 	__weft_raw_syscall6((nr), (long)(a), (long)(b), (long)(c), (long)(d), (long)(e), (long)(f))
 
+/* The same at the takeable system call (runtime/monitor.c): for calls that
+ * may sleep long where nothing can be polled (regular files). */
+#define io_take3(nr, a, b, c) __weft_takeable_syscall6((nr), (long)(a), (long)(b), (long)(c), 0, 0, 0)
+#define io_take6(nr, a, b, c, d, e, f) \
+	__weft_takeable_syscall6((nr), (long)(a), (long)(b), (long)(c), (long)(d), (long)(e), (long)(f))
+
 /* Another exported name for the same function (glibc's __read, pread64, ...). */
 #define IO_ALIAS(target) __attribute__((alias(#target), copy(target)))
 

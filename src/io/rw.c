@@ -57,6 +57,53 @@ static long plain_writev(int fd, const struct iovec *iov, int cnt, off_t off, in
 
 static bool poll_ready(int fd, short ev) { return __weft_io_ready_now(fd, ev); }
 
+/* ---- what cannot be polled: regular files, directories, block devices ----
+ * What the page cache holds comes at once: the first try is the read with
+ * RWF_NOWAIT, one system call like the plain read.  What must come from
+ * the device is read off the VP (runtime/handoff.c), so only the caller
+ * waits.  A file system without RWF_NOWAIT, a vector read, and every write
+ * (the page cache takes it, unless writeback throttles it) make the plain
+ * call at the takeable system call, where the monitor hands the VP on if
+ * it sleeps too long (runtime/monitor.c). */
+static long takeable_readv(int fd, const struct iovec *iov, int cnt, off_t off, int rwf)
+{
+	if (off == -1 && !rwf)
+		return cnt == 1 ? io_take3(SYS_read, fd, iov->iov_base, iov->iov_len) : io_take3(SYS_readv, fd, iov, cnt);
+	return io_take6(SYS_preadv2, fd, iov, cnt, off, 0, rwf);
+}
+
+static long takeable_writev(int fd, const struct iovec *iov, int cnt, off_t off, int rwf)
+{
+	if (off == -1 && !rwf)
+		return cnt == 1 ? io_take3(SYS_write, fd, iov->iov_base, iov->iov_len)
+				: io_take3(SYS_writev, fd, iov, cnt);
+	return io_take6(SYS_pwritev2, fd, iov, cnt, off, 0, rwf);
+}
+
+static long file_readv(int fd, struct io_fd *f, const struct iovec *iov, int cnt, off_t off, int rwf)
+{
+	if (cnt != 1 || (f->flags & F_POLLONLY_IN))
+		return takeable_readv(fd, iov, cnt, off, rwf);
+	size_t done = 0;
+	for (;;) {
+		struct iovec v = { (char *)iov->iov_base + done, iov->iov_len - done };
+		off_t at = off == -1 ? -1 : off + (off_t)done;
+		long r = sys_preadv2(fd, &v, 1, at, rwf | RWF_NOWAIT);
+		if (r == -EOPNOTSUPP && !done) {
+			f->flags |= F_POLLONLY_IN;       /* this file system has no RWF_NOWAIT */
+			return takeable_readv(fd, iov, cnt, off, rwf);
+		}
+		if (r > 0 && (done += (size_t)r) < iov->iov_len)
+			continue;                        /* short: the end of the file, or the cache's */
+		if (r != -EAGAIN)
+			return done ? (long)done : r;
+		/* the rest must come from the device */
+		r = at == -1 && !rwf ? __weft_blocking_syscall6(SYS_read, fd, (long)v.iov_base, (long)v.iov_len, 0, 0, 0)
+				     : __weft_blocking_syscall6(SYS_preadv2, fd, (long)&v, 1, at, 0, rwf);
+		return r > 0 ? (long)done + r : done ? (long)done : r;
+	}
+}
+
 /* One attempt that must not block: -EAGAIN when it would. */
 /* A read or write of one buffer on a stream socket: recvfrom / sendto with
  * MSG_DONTWAIT is the same call for the kernel (sock_read_iter and
@@ -146,8 +193,10 @@ static long do_readv(int fd, const struct iovec *iov, int cnt, off_t off, int rw
 {
 	__weft_io_testcancel();
 	struct io_fd *f = __weft_io_fd(fd);
-	if (unlikely(!f) || f->kind == K_PASS || (rwf & RWF_NOWAIT))
+	if (unlikely(!f) || (rwf & RWF_NOWAIT))
 		return plain_readv(fd, iov, cnt, off, rwf);
+	if (f->kind == K_PASS)
+		return file_readv(fd, f, iov, cnt, off, rwf);
 	bool stream = off == -1 && !rwf;
 	if (stream && __weft_io_known_empty(fd, f))
 		return readv_slow(fd, f, iov, cnt, off, rwf);   /* its last read was short: no system call */
@@ -228,8 +277,10 @@ static long do_writev(int fd, const struct iovec *iov, int cnt, off_t off, int r
 {
 	__weft_io_testcancel();
 	struct io_fd *f = __weft_io_fd(fd);
-	if (unlikely(!f) || f->kind == K_PASS || (rwf & RWF_NOWAIT))
+	if (unlikely(!f) || (rwf & RWF_NOWAIT))
 		return plain_writev(fd, iov, cnt, off, rwf);
+	if (f->kind == K_PASS)
+		return takeable_writev(fd, iov, cnt, off, rwf);
 	long r = try_write(fd, f, iov, cnt, off, rwf);
 	if (likely(r != -EAGAIN)) {
 		if (r <= 0 || cnt <= 0)

@@ -28,19 +28,12 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-/* One raw call inside the bracket, made again after an EINTR of Weft's. */
+/* One raw call inside the bracket (runtime/handoff.c), unless it cannot block. */
 static long blocking6(bool may_block, long nr, long a, long b, long c, long d, long e, long f)
 {
 	if (!may_block)
 		return __weft_raw_syscall6(nr, a, b, c, d, e, f);
-	for (;;) {
-		struct weft_blocking bk;
-		__weft_blocking_begin(&bk);
-		long r = __weft_raw_syscall6(nr, a, b, c, d, e, f);
-		__weft_blocking_end(&bk);
-		if (r != -EINTR || !__weft_blocking_eintr_is_weft(&bk))
-			return r;
-	}
+	return __weft_blocking_syscall6(nr, a, b, c, d, e, f);
 }
 
 static int result(long r)

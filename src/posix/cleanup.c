@@ -139,8 +139,11 @@ static void run_old_handlers(struct ut *self, void *stop, uintptr_t cfa)
 	struct _pthread_cleanup_buffer *b = self->cleanup_old;
 	while (b && (void *)b != stop && (cfa == 0 || (uintptr_t)b < cfa)) {
 		self->cleanup_old = b->__prev;
-		if (b->__routine)
+		if (b->__routine) {
+			__weft_outcall_begin(__weft_vp());
 			b->__routine(b->__arg);
+			__weft_outcall_end();
+		}
 		b = self->cleanup_old;
 	}
 }

@@ -267,5 +267,19 @@ EXPORT long syscall(long nr, ...)
 		return fail(EINTR);
 	}
 #endif
-	return kernel_syscall(nr, a1, a2, a3, a4, a5, a6);
+	if (!__weft_call.on_vp)
+		return kernel_syscall(nr, a1, a2, a3, a4, a5, a6);
+	if (nr == SYS_sched_getscheduler || nr == SYS_sched_getparam || nr == SYS_sched_setparam ||
+	    nr == SYS_sched_setscheduler) {
+		bool handled;
+		r = __weft_sched_call(nr, a1, a2, a3, &handled);
+		if (handled)
+			return r < 0 ? fail((int)-r) : r;
+	}
+	/* anything else may block for long: the monitor may take the VP
+	 * meanwhile (runtime/monitor.c) */
+	r = __weft_takeable_syscall6(nr, a1, a2, a3, a4, a5, a6);
+	if ((unsigned long)r > -4096ul)
+		return fail((int)-r);
+	return r;
 }

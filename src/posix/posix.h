@@ -25,6 +25,9 @@ void __weft_cancel_exiting(struct ut *self) HIDDEN;
 void __weft_unwind_exit(void *retval) HIDDEN __attribute__((noreturn));
 
 /* ---- sleeping (sleep.c) ---- */
+/* sched_getscheduler/getparam/setparam/setscheduler by number (pthread_sched.c):
+ * -errno or the result; *handled false when the kernel is to answer. */
+long __weft_sched_call(long nr, long a1, long a2, long a3, bool *handled) HIDDEN;
 int __weft_clock_nanosleep(clockid_t clk, int flags, const struct timespec *req, struct timespec *rem) HIDDEN;
 
 #endif

@@ -163,3 +163,137 @@ EXPORT int sched_rr_get_interval(pid_t pid, struct timespec *tp)
 	tp->tv_nsec = (long)(ns % 1000000000u);
 	return 0;
 }
+
+/* ---- the process's scheduling calls: sched_setscheduler and its kin ----
+ * Linux applies these to one kernel thread (pid 0: the caller; a tid: that
+ * thread), and programs written for NPTL rely on it: a thread that makes
+ * itself SCHED_FIFO, a test that reads its boosted priority back by tid.
+ * Weft's threads are user threads of process contention scope, all on the
+ * VP's kernel thread, so a call that names the caller — 0, or the tid of
+ * the kernel thread it runs on (gettid()) — acts on the calling UT's Weft
+ * scheduling, as pthread_setschedparam(pthread_self()) would, and reads
+ * back the priority it runs at (a protocol's boost included, as the kernel
+ * reports a boosted NPTL thread); getpid() names the main thread, as on
+ * Linux.  No privilege is needed.  The kernel's scheduling of the
+ * process's kernel threads is left alone (chrt on the process changes it);
+ * other pids, and policies Weft does not schedule (SCHED_BATCH, SCHED_IDLE,
+ * SCHED_DEADLINE), go to the kernel. */
+
+struct find_main {
+	struct ut *t;
+};
+
+static void find_main_one(struct ut *t, void *ctx)
+{
+	struct find_main *f = ctx;
+	if (t->id == 1 && t->state != UT_ZOMBIE && t->state != UT_FREE)
+		f->t = t;
+}
+
+/* The UT a pid names, or NULL for the kernel's. */
+static struct ut *named_ut(pid_t pid)
+{
+	struct ut *self = __weft_self();
+	if (pid == 0 || pid == __weft_vp()->tid)
+		return self;
+	if (pid == getpid()) {
+		if (self->id == 1)
+			return self;
+		struct find_main f = { NULL };
+		__weft_ut_foreach(find_main_one, &f);
+		return f.t;
+	}
+	return NULL;
+}
+
+static bool weft_policy(int policy)
+{
+	return policy == SCHED_OTHER || policy == SCHED_FIFO || policy == SCHED_RR;
+}
+
+/* syscall(SYS_sched_*) and the named calls share this: -errno or the
+ * result; *handled false when the kernel is to answer. */
+long __weft_sched_call(long nr, long a1, long a2, long a3, bool *handled)
+{
+	__weft_ensure();
+	*handled = false;
+	if (a1 < 0)
+		return -EINVAL;
+	struct ut *t = named_ut((pid_t)a1);
+	if (!t)
+		return 0;
+	struct sched_param *p = (struct sched_param *)a2;
+	switch (nr) {
+	case SYS_sched_getscheduler:
+		*handled = true;
+		return t->policy;
+	case SYS_sched_getparam:
+		*handled = true;
+		if (!p)
+			return -EINVAL;
+		memset(p, 0, sizeof *p);
+		p->sched_priority = t->prio;
+		return 0;
+	case SYS_sched_setparam:
+		*handled = true;
+		if (!p || !__weft_prio_valid(t->policy, p->sched_priority))
+			return -EINVAL;
+		set_sched(t, t->policy, p->sched_priority, false);
+		return 0;
+	case SYS_sched_setscheduler: {
+		int policy = (int)a2 & ~SCHED_RESET_ON_FORK;
+		p = (struct sched_param *)a3;
+		if (!weft_policy(policy))
+			return 0;                     /* the kernel's, for the kernel thread */
+		*handled = true;
+		if (!p || !__weft_prio_valid(policy, p->sched_priority))
+			return -EINVAL;
+		set_sched(t, policy, p->sched_priority, false);
+		return 0;
+	}
+	default:
+		return 0;
+	}
+}
+
+static int sched_result(long r)
+{
+	if (r < 0) {
+		errno = (int)-r;
+		return -1;
+	}
+	return (int)r;
+}
+
+static int sched_named(long nr, long a1, long a2, long a3)
+{
+	bool handled;
+	long r = __weft_sched_call(nr, a1, a2, a3, &handled);
+	if (!handled && r == 0)
+		r = __weft_raw_syscall6(nr, a1, a2, a3, 0, 0, 0);
+	return sched_result(r);
+}
+
+EXPORT int sched_getscheduler(pid_t pid)
+{
+	WEFT_CALL();
+	return sched_named(SYS_sched_getscheduler, pid, 0, 0);
+}
+
+EXPORT int sched_getparam(pid_t pid, struct sched_param *p)
+{
+	WEFT_CALL();
+	return sched_named(SYS_sched_getparam, pid, (long)p, 0);
+}
+
+EXPORT int sched_setparam(pid_t pid, const struct sched_param *p)
+{
+	WEFT_CALL();
+	return sched_named(SYS_sched_setparam, pid, (long)p, 0);
+}
+
+EXPORT int sched_setscheduler(pid_t pid, int policy, const struct sched_param *p)
+{
+	WEFT_CALL();
+	return sched_named(SYS_sched_setscheduler, pid, policy, (long)p);
+}

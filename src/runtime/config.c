@@ -43,6 +43,8 @@
 #define STACK_MAX_BYTES (1ull << 40)
 #define MAX_KTHREADS_DEFAULT 64
 #define MAX_KTHREADS_LIMIT 4096
+#define BLOCK_THRESHOLD_DEFAULT_US 1000
+#define BLOCK_THRESHOLD_MAX_US 10000000
 
 void __weft_warn(const char *fmt, ...)
 {
@@ -273,8 +275,16 @@ static void read_activations(struct weft_config *cfg)
 		cfg->activations_off = true;
 	else if (v && strcmp(v, "on") != 0)
 		__weft_warn("weft: WEFT_ACTIVATIONS=%s is not on or off; using the default on", v);
-	v = value_of("WEFT_MAX_KTHREADS");
 	unsigned long long n;
+	cfg->block_threshold_us = BLOCK_THRESHOLD_DEFAULT_US;
+	v = value_of("WEFT_BLOCK_THRESHOLD");
+	if (v && (!parse_uint(v, &n) || n > BLOCK_THRESHOLD_MAX_US))
+		__weft_warn("weft: WEFT_BLOCK_THRESHOLD=%s is not a number of microseconds from 0 (no monitor) "
+			    "to %d; using the default %d",
+			    v, BLOCK_THRESHOLD_MAX_US, BLOCK_THRESHOLD_DEFAULT_US);
+	else if (v)
+		cfg->block_threshold_us = (unsigned)n;
+	v = value_of("WEFT_MAX_KTHREADS");
 	if (!v)
 		return;
 	if (!parse_uint(v, &n) || n < 1 || n > MAX_KTHREADS_LIMIT) {

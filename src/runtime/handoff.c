@@ -85,6 +85,18 @@ void __weft_blocking_end(struct weft_blocking *b)
 	__weft_switched_in(__weft_vp());
 }
 
+long __weft_blocking_syscall6(long nr, long a, long b, long c, long d, long e, long f)
+{
+	for (;;) {
+		struct weft_blocking bk;
+		__weft_blocking_begin(&bk);
+		long r = __weft_raw_syscall6(nr, a, b, c, d, e, f);
+		__weft_blocking_end(&bk);
+		if (r != -EINTR || !__weft_blocking_eintr_is_weft(&bk))
+			return r;
+	}
+}
+
 bool __weft_blocking_eintr_is_weft(const struct weft_blocking *b)
 {
 	/* handed on: every signal was blocked, so the kernel cannot have
@@ -110,6 +122,11 @@ void __weft_inbox_drain_slow(struct vp *vp)
 		vp->offvp--;
 		vp->stat.rejoins++;
 		t->wait_kind = WAIT_NONE;
+		if (t->away) {
+			/* back from a takeover (monitor.c): one fewer away */
+			t->away = 0;
+			__atomic_sub_fetch(&vp->take, 1, __ATOMIC_RELEASE);
+		}
 		__weft_ready(t);
 	}
 }

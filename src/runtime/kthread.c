@@ -24,8 +24,14 @@
  * same thread pointer as the UTs (kt0), and must not touch TLS or runtime
  * state.
  *
+ * The one pop may also be the monitor's (monitor.c), but only while it
+ * holds the VP in the middle of a takeover, when no carrier exists: pops
+ * stay serial, by whoever holds the VP.
+ *
  * Async readers: spares, the carrier and kernel threads back from a call
- * read and write the spare list (atomic CAS) and `gift` (atomic, futex).
+ * read and write the spare list (atomic CAS) and `gift` (atomic, futex);
+ * any thread, signal handlers included, walks the list of every kt
+ * (published by a release store, never shrinks) to find its own.
  */
 #include "rt.h"
 #include "../arch/arch.h"
@@ -47,6 +53,7 @@ typedef int (*glibc_create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(vo
 static struct {
 	struct kt kt0;                    /* the VP's first kernel thread */
 	struct kt *volatile spares;       /* parked spares, a LIFO stack */
+	struct kt *volatile all;          /* every kt but kt0, newest first (grows only) */
 	glibc_create_fn create;           /* glibc's pthread_create, or NULL */
 	bool looked_up;
 	volatile uint64_t made;           /* spares made so far */
@@ -91,7 +98,9 @@ void __weft_kt_after_fork(struct vp *vp)
 	k->timers.made = false;
 	k->timers.retry_armed = 0;
 	kts.spares = NULL;
+	kts.all = NULL;
 	kts.parked = 0;
+	k->away = NULL;
 	kts.made = 0;                     /* the parent's spares are not here */
 	vp->inbox = NULL;
 	vp->offvp = 0;
@@ -124,9 +133,12 @@ static void carry(struct kt *k)
 	k->gift = 0;
 	vp->carrier = k;
 	__atomic_store_n(&vp->tid, k->tid, __ATOMIC_RELEASE);
-	/* UTs without TLS of their own see the VP's one glibc thread */
+	/* UTs without TLS of their own see the VP's one glibc thread; with
+	 * TLS, the carrier's own block (kt0's may have moved: monitor.c) */
 	if (!vp->tp_on && k->tp != vp->tp0)
 		__weft_arch_tp_set(vp->tp0);
+	else if (vp->tp_on && __weft_arch_tp_get() != k->tp)
+		__weft_arch_tp_set(k->tp);
 	__weft_preempt_carry();
 	__weft_raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&vp->prog_mask, 0, 8, 0, 0);
 	__weft_run_from_home(vp, &k->home);
@@ -167,6 +179,13 @@ static void *spare_start(void *p)
 {
 	struct kt *k = p;
 	k->tid = (pid_t)__weft_raw_syscall6(SYS_gettid, 0, 0, 0, 0, 0, 0);
+	/* findable by its tid from here (a release store publishes k) */
+	struct kt *head;
+	do {
+		head = __atomic_load_n(&kts.all, __ATOMIC_RELAXED);
+		k->all_next = head;
+	} while (!__atomic_compare_exchange_n(&kts.all, &head, k, false, __ATOMIC_RELEASE,
+					      __ATOMIC_RELAXED));
 	k->tp = __weft_arch_tp_get();
 	char *lo = *(char **)((char *)k->tp + TCB_STACKBLOCK);
 	size_t size = *(size_t *)((char *)k->tp + TCB_STACKBLOCK_SIZE);
@@ -193,7 +212,26 @@ int __weft_kt_home_ready(struct kt *k)
 
 /* ---- spares ------------------------------------------------------------ */
 
-static struct kt *spare_make(void)
+/* glibc's pthread_create, called as a glibc thread: the caller's own TCB
+ * in %fs while it runs, every signal blocked (the new thread inherits
+ * that mask). */
+static int glibc_thread(void *(*fn)(void *), void *arg, void *own)
+{
+	void *tp = __weft_arch_tp_get();
+	sigset_t all, old;
+	sigfillset(&all);
+	__weft_raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&all, (long)&old, 8, 0, 0);
+	if (tp != own)
+		__weft_arch_tp_set(own);
+	pthread_t id;
+	int e = kts.create(&id, NULL, fn, arg);
+	if (tp != own)
+		__weft_arch_tp_set(tp);
+	__weft_raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&old, 0, 8, 0, 0);
+	return e;
+}
+
+static struct kt *spare_make(void *own)
 {
 	if (kts.made >= __weft_cfg()->max_kthreads || !__weft_activations_on())
 		return NULL;
@@ -203,21 +241,7 @@ static struct kt *spare_make(void)
 	k->spare = true;
 	/* promised to the caller, which gives it the VP (gift) when ready */
 	k->gift = 0;
-	/* glibc's pthread_create must see a glibc thread as its caller and
-	 * give the new thread every signal blocked. */
-	struct vp *vp = __weft_vp();
-	void *tp = __weft_arch_tp_get();
-	sigset_t all, old;
-	sigfillset(&all);
-	__weft_raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&all, (long)&old, 8, 0, 0);
-	if (tp != vp->carrier->tp)
-		__weft_arch_tp_set(vp->carrier->tp);
-	pthread_t id;
-	int e = kts.create(&id, NULL, spare_start, k);
-	if (tp != vp->carrier->tp)
-		__weft_arch_tp_set(tp);
-	__weft_raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&old, 0, 8, 0, 0);
-	if (e != 0) {
+	if (glibc_thread(spare_start, k, own) != 0) {
 		munmap(k, sizeof *k);
 		return NULL;
 	}
@@ -237,7 +261,8 @@ static void multiple_threads_on(void)
 	__weft_tls_multiple_threads();
 }
 
-struct kt *__weft_kt_spare_get(void)
+/* Pop a parked spare, or make one; `own` is the caller's own TCB. */
+static struct kt *spare_take(void *own)
 {
 	struct kt *head = __atomic_load_n(&kts.spares, __ATOMIC_ACQUIRE);
 	while (head) {
@@ -249,7 +274,55 @@ struct kt *__weft_kt_spare_get(void)
 		}
 	}
 	multiple_threads_on();
-	return spare_make();
+	return spare_make(own);
+}
+
+struct kt *__weft_kt_spare_get(void)
+{
+	return spare_take(__weft_vp()->carrier->tp);
+}
+
+struct kt *__weft_kt_spare_for_monitor(void)
+{
+	return spare_take(__weft_arch_tp_get());
+}
+
+int __weft_kt_glibc_thread(void *(*fn)(void *), void *arg)
+{
+	if (!__weft_activations_on())
+		return ENOSYS;
+	multiple_threads_on();
+	return glibc_thread(fn, arg, __weft_vp()->carrier->tp);
+}
+
+void __weft_kt_each(void (*fn)(struct kt *))
+{
+	fn(&kts.kt0);
+	for (struct kt *k = __atomic_load_n(&kts.all, __ATOMIC_ACQUIRE); k; k = k->all_next)
+		fn(k);
+}
+
+/* The first kernel thread's home gets a thread block of its own (the way a
+ * UT gets one), because a UT away from the VP goes on with the first
+ * kernel thread's own block beside it (monitor.c).  Held VP. */
+void __weft_kt0_tcb_apart(void)
+{
+	struct kt *k = &kts.kt0;
+	if (k->tp != __weft_vp()->tp0)
+		return;                   /* apart already */
+	k->home.tp = NULL;
+	__weft_tls_attach_late(&k->home);
+	k->tp = k->home.tp;
+}
+
+struct kt *__weft_kt_by_tid(pid_t tid)
+{
+	if (kts.kt0.tid == tid)
+		return &kts.kt0;
+	for (struct kt *k = __atomic_load_n(&kts.all, __ATOMIC_ACQUIRE); k; k = k->all_next)
+		if (k->tid == tid)
+			return k;
+	return NULL;
 }
 
 void __weft_kt_give(struct kt *k)

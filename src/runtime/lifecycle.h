@@ -70,6 +70,9 @@ static inline __attribute__((always_inline)) int __weft_ut_spawn_inline(const st
 	*out = t;
 	__weft_proc.live++;
 	vp->stat.created++;
+	/* a second UT: blocking in unwrapped calls can now stop someone */
+	if (unlikely(!__weft_monitor_settled))
+		__weft_monitor_start();
 	if (unlikely(vp->sched_debug || __weft_proc.trace))
 		__weft_debug_created(self, t);
 	__weft_ready(t);

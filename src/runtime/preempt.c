@@ -401,6 +401,57 @@ static void arm_retry(struct vp *vp)
 		tt->retry_armed = 1;
 }
 
+/* Arm k's retry timer (k's own handler, or k going home: no carrier's). */
+static void arm_retry_kt(struct kt_timers *tt, uint64_t ns)
+{
+	if (tt->retry_armed || !tt->made)
+		return;
+	struct itimerspec its;
+	itimer(&its, ns, 0);
+	if (timer_settime(tt->retry, 0, &its, NULL) == 0)
+		tt->retry_armed = 1;
+}
+
+/*
+ * A tick or kick on a kernel thread whose UT the monitor took off the VP
+ * (monitor.c): it runs the UT's code beside the VP.  At a safe point, a
+ * fake call sends it home (the trampoline's entry finds it away); in
+ * protected code, its own retry timer tries again soon.  Reads only its
+ * own kt (found by tid in a list that never shrinks) and the UT's stack.
+ */
+static void away_tick(pid_t me, ucontext_t *uc, const siginfo_t *si)
+{
+	struct kt *k = __weft_kt_by_tid(me);
+	struct ut *x = k ? __atomic_load_n(&k->away, __ATOMIC_ACQUIRE) : NULL;
+	if (!x)
+		return;
+	if (si->si_value.sival_int == TIMER_RETRY)
+		k->timers.retry_armed = 0;
+	uintptr_t pc = __weft_arch_pc(uc), sp = __weft_arch_sp(uc);
+	if (__weft_pc_protected(pc) || !stack_has_room(x, sp)) {
+		arm_retry_kt(&k->timers, slice_floor_ns ? slice_floor_ns : MIN_SLICE_NS);
+		return;
+	}
+	__weft_arch_fake_call(uc);
+}
+
+void __weft_preempt_kick_away(struct kt *k)
+{
+	if (slicing_possible)
+		__weft_sigqueue_tid(k->tid, tick_signal, (union sigval){ .sival_int = TIMER_KICK });
+}
+
+void __weft_preempt_away_done(struct kt *k)
+{
+	struct kt_timers *tt = &k->timers;
+	if (tt->made && tt->retry_armed) {
+		struct itimerspec zero;
+		memset(&zero, 0, sizeof zero);
+		timer_settime(tt->retry, 0, &zero, NULL);
+	}
+	tt->retry_armed = 0;
+}
+
 static void on_tick(int sig, siginfo_t *si, void *ucv)
 {
 	ucontext_t *uc = ucv;
@@ -415,10 +466,18 @@ static void on_tick(int sig, siginfo_t *si, void *ucv)
 		goto out;
 	}
 	struct vp *vp = __weft_vp();
+	pid_t me = (pid_t)__weft_raw_syscall6(SYS_gettid, 0, 0, 0, 0, 0, 0);
+	/* The monitor may be deciding to take the VP from this very kernel
+	 * thread, which the signal woke: wait for the decision (monitor.c). */
+	while (__atomic_load_n(&vp->take, __ATOMIC_ACQUIRE) & TAKE_BUSY)
+		__builtin_ia32_pause();
 	/* Only the carrier acts: a tick or kick that reaches a kernel thread
-	 * which has handed the VP on (or one in transit, tid 0) is stale. */
-	if (vp->tid != (pid_t)__weft_raw_syscall6(SYS_gettid, 0, 0, 0, 0, 0, 0))
+	 * which has handed the VP on (or one in transit, tid 0) is stale,
+	 * unless that kernel thread's UT was taken away from the VP. */
+	if (__atomic_load_n(&vp->tid, __ATOMIC_ACQUIRE) != me) {
+		away_tick(me, uc, si);
 		goto out;
+	}
 	bool retry = si->si_value.sival_int == TIMER_RETRY;
 	if (retry)
 		timers()->retry_armed = 0;
@@ -593,7 +652,19 @@ void __weft_preempt_kick(struct vp *vp)
 
 void __weft_preempt_idle(void)
 {
-	tick_off(__weft_vp());
+	struct vp *vp = __weft_vp();
+	tick_off(vp);
+	/* A retry armed by a deferral would cut the VP's sleep short for
+	 * nothing: there is nothing to preempt while it sleeps.  (The handler
+	 * that arms it runs on this kernel thread; if it fires first, the
+	 * retry is simply gone already.) */
+	struct kt_timers *tt = timers();
+	if (tt->retry_armed) {
+		struct itimerspec zero;
+		memset(&zero, 0, sizeof zero);
+		timer_settime(tt->retry, 0, &zero, NULL);
+		tt->retry_armed = 0;
+	}
 }
 
 /*
@@ -655,12 +726,17 @@ void __weft_preempted(void)
 void __weft_preempt_trampoline_body(void) HIDDEN;
 void __weft_preempt_trampoline_body(void)
 {
+	/* an entry like any other: a kernel thread away from the VP (sent by
+	 * away_tick) goes home here and comes back on the VP */
+	if (!__weft_enter())
+		return;
 	struct vp *vp = __weft_vp();
 	uint64_t before = vp->stat.switches;
 	__weft_preempted();
 	if (vp->stat.switches != before)
 		vp->stat.preemptions++;
 	__weft_epilogue(EXIT_OTHER);
+	__weft_outcall_begin(vp);            /* back to the program's code */
 }
 
 /* ---- set-up -------------------------------------------------------------- */

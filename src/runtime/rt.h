@@ -140,6 +140,9 @@ struct ut {
 	uint8_t mbox_full;            /* mailbox (sync/mailbox.c) holds a word */
 	uint8_t cancel;               /* CANCEL_* bits (posix/cancel.c) */
 	uint8_t cancel_point;         /* enum cancel_point, while parked */
+	uint8_t away;                 /* taken off the VP by the monitor while its kernel
+				       * thread sat in the kernel (monitor.c); set by the
+				       * monitor holding the VP, cleared by the carrier */
 	int wake;                     /* result handed over by unpark */
 	int saved_errno;              /* errno while not running */
 	uint32_t slot, gen;           /* handle = gen << 32 | slot */
@@ -186,6 +189,8 @@ struct weft_counters {
 	uint64_t signals_deferred;     /* program signals that found Weft's text running */
 	uint64_t handoffs;             /* the VP handed on before a blocking call (handoff.c) */
 	uint64_t rejoins;              /* UTs back from a blocking call, queued again */
+	uint64_t takeovers;            /* the VP taken from a kernel thread blocked in code
+					* Weft did not wrap (monitor.c) */
 };
 
 /* Debug schedulers (Mueller's "perverted scheduling"), WEFT_SCHED. */
@@ -322,6 +327,19 @@ struct vp {
 					   * UTs without TLS of their own run on it, whichever
 					   * kernel thread carries the VP (handoff.c) */
 	void *self0;                      /* and glibc's THREAD_SELF for it */
+	/* ---- unknown blocking (monitor.c) ----
+	 * take: TAKE_BUSY while the monitor decides whether to take the VP
+	 * | the number of UTs away (taken off the VP while their kernel thread
+	 * sat in the kernel, not yet queued again).  Non-zero sends every
+	 * entry into Weft down the slow path ("am I the carrier?").  The
+	 * monitor sets BUSY and adds, the carrier subtracts (atomic); read by
+	 * every entry, on any kernel thread.
+	 * in_weft: the carrier runs Weft's code (set at every entry, cleared
+	 * where Weft returns to the program's code).  Written by the carrier;
+	 * read by the monitor after it has seen the carrier asleep in the
+	 * kernel, when its stores are visible (docs/architecture.md). */
+	volatile uint32_t take;
+	volatile uint8_t in_weft;
 	unsigned index;                   /* 0 .. nvps-1 */
 #ifdef WEFT_DEBUG
 	uint8_t held[16];                 /* lock classes held, for the order check */
@@ -343,6 +361,8 @@ struct weft_config {
 	int dump_signal;                  /* WEFT_DUMP_SIGNAL (0: none; signal.c owns it) */
 	bool activations_off;             /* WEFT_ACTIVATIONS=off: never hand the VP on */
 	unsigned max_kthreads;            /* WEFT_MAX_KTHREADS: spare kernel threads at most */
+	unsigned block_threshold_us;      /* WEFT_BLOCK_THRESHOLD: the monitor takes the VP from
+					   * a kernel thread this long in the kernel (0: no monitor) */
 	bool dump_exit;                   /* ... with :exit: end after the dump */
 };
 
@@ -364,10 +384,17 @@ extern struct vp __weft_vps[1] HIDDEN;
 extern bool __weft_started HIDDEN;
 
 void __weft_init(void) HIDDEN;
+void __weft_settle_slow(void) HIDDEN;
+/* Every exported call's first step: Weft is started, and a kernel thread
+ * whose UT the monitor took off the VP (monitor.c) is back on it before
+ * the call reads anything of the runtime.  `take` is non-zero while any
+ * UT is away: one load on the usual path. */
 static inline void __weft_ensure(void)
 {
 	if (unlikely(!__weft_started))
 		__weft_init();
+	if (unlikely(__atomic_load_n(&__weft_vps[0].take, __ATOMIC_RELAXED)))
+		__weft_settle_slow();
 }
 /* The VP the caller runs on: the one accessor (M:1: the only VP). */
 static inline struct vp *__weft_vp(void) { return &__weft_vps[0]; }
@@ -462,6 +489,11 @@ void __weft_tls_init(void) HIDDEN;
 /* Modules were loaded (dlopen): TLS may have to become per UT. */
 void __weft_tls_modules_changed(void) HIDDEN;
 bool __weft_tls_per_ut(void) HIDDEN;
+/* Can UTs get TLS of their own at a takeover?  Made ready on a carrier. */
+bool __weft_tls_takeover_prepare(void) HIDDEN;
+/* The monitor, holding the VP: turn per-UT TLS on (the running UT keeps
+ * the first kernel thread's block). */
+void __weft_tls_takeover_turn_on(void) HIDDEN;
 /* Give a new UT its thread block at the top of its stack; *stack_top is
  * where its stack then starts.  0, EAGAIN or EINVAL (no room). */
 int __weft_tls_attach(struct ut *t, char **stack_top) HIDDEN;
@@ -575,6 +607,11 @@ static inline void __weft_preempt_arm(struct vp *vp)
 	if (unlikely(vp->tick_mode != TICK_PERIODIC) && vp->preempt_on)
 		__weft_preempt_arm_slow();
 }
+/* A kernel thread away from the VP (monitor.c), running again: send it
+ * the tick's signal, which sends it home at its next safe point. */
+void __weft_preempt_kick_away(struct kt *k) HIDDEN;
+/* k, away, is going home: its retry timer is stopped. */
+void __weft_preempt_away_done(struct kt *k) HIDDEN;
 /* In a forked child: the parent's timers are gone; make new ones on use. */
 void __weft_preempt_after_fork(void) HIDDEN;
 /* No UT can run: stop the tick before the VP sleeps in the kernel. */
@@ -612,12 +649,21 @@ static inline void __weft_epilogue(enum exit_point p)
 	if (unlikely(__weft_vp()->exit_hook))
 		__weft_epilogue_slow(p);
 }
+static inline void __weft_outcall_begin(struct vp *vp);
+static inline uint8_t __weft_enter(void);
 struct weft_call {
 	uint8_t point;                    /* enum exit_point */
+	uint8_t on_vp;                    /* __weft_enter's answer */
 };
-static inline void __weft_call_end(struct weft_call *c) { __weft_epilogue((enum exit_point)c->point); }
+static inline void __weft_call_end(struct weft_call *c)
+{
+	if (likely(c->on_vp)) {
+		__weft_epilogue((enum exit_point)c->point);
+		__weft_outcall_begin(__weft_vp());   /* back to the program's code */
+	}
+}
 #define WEFT_CALL() \
-	struct weft_call __weft_call __attribute__((cleanup(__weft_call_end), unused)) = { EXIT_OTHER }
+	struct weft_call __weft_call __attribute__((cleanup(__weft_call_end), unused)) = { EXIT_OTHER, __weft_enter() }
 /* Return from a mutex lock: one that succeeded is mutexswitch's cue. */
 #define WEFT_RETURN_LOCK(r)                                      \
 	do {                                                     \
@@ -727,10 +773,81 @@ static inline void __weft_testcancel(void)
  * condition wait relocks its mutex) and acts on it. */
 int __weft_park_cancellable(struct waitq *q, int64_t deadline, enum wait_kind kind, void *obj) HIDDEN;
 
+/* ---- entries into Weft and unknown blocking (monitor.c) ----
+ * Every entry into Weft's code asks "does this kernel thread carry the
+ * VP?": on the fast path, no takeover is under way and the stack pointer
+ * lies in the running UT's stack (two loads and a compare).  The slow
+ * path answers exactly: the carrier (on another stack: a signal stack, its
+ * home); a kernel thread whose UT the monitor took off the VP while it sat
+ * in the kernel, now back (it queues its UT and parks, and the UT goes on
+ * when the VP runs it again); or a kernel thread Weft did not make
+ * (glibc's pthread_create, clone). */
+#define TAKE_BUSY 0x80000000u
+struct kt;
+enum weft_where { WHERE_VP, WHERE_AWAY, WHERE_FOREIGN, WHERE_NONE };
+enum weft_where __weft_where_slow(void) HIDDEN;
+static inline bool __weft_sp_in(const struct ut *t, uintptr_t sp)
+{
+	return sp - (uintptr_t)t->stack.lo < (uintptr_t)t->stack.hi - (uintptr_t)t->stack.lo;
+}
+static inline enum weft_where __weft_where(const struct vp *vp)
+{
+	const struct ut *c = vp->cur;
+	if (likely(__atomic_load_n(&vp->take, __ATOMIC_RELAXED) == 0 && c &&
+		   __weft_sp_in(c, (uintptr_t)__builtin_frame_address(0))))
+		return WHERE_VP;
+	return __weft_where_slow();
+}
 static inline bool __weft_on_vp_thread(const struct vp *vp)
 {
-	return __weft_started && __weft_arch_thread_self() == vp->self0;
+	return __weft_where(vp) == WHERE_VP;
 }
+/* Entry of an exported call (WEFT_CALL): 1 when the call runs on the VP
+ * (a kernel thread back from a takeover rejoins first), 0 before start-up
+ * and on kernel threads Weft did not make. */
+uint8_t __weft_enter_slow(void) HIDDEN;
+static inline uint8_t __weft_enter(void)
+{
+	struct vp *vp = __weft_vp();
+	if (unlikely(__weft_where(vp) != WHERE_VP))
+		return __weft_enter_slow();
+	vp->in_weft = 1;
+	return 1;
+}
+/* Around a call out of Weft into the program's code (a start routine, a
+ * once routine, a destructor, a cleanup or signal handler): the monitor
+ * may take the VP while it blocks, so Weft asks again when it returns. */
+static inline void __weft_outcall_begin(struct vp *vp)
+{
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	vp->in_weft = 0;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+}
+static inline void __weft_outcall_end(void)
+{
+	(void)__weft_enter();
+}
+/* A system call on the program's behalf that may block for long where
+ * Weft cannot tell ahead (a regular file, syscall() with any number): the
+ * monitor may take the VP while it sleeps there, and the caller asks again
+ * after it.  Carrier only; costs two stores and the entry's test. */
+long __weft_arch_takeable_syscall6(long nr, long a1, long a2, long a3, long a4, long a5, long a6) HIDDEN;
+static inline long __weft_takeable_syscall6(long nr, long a1, long a2, long a3, long a4, long a5, long a6)
+{
+	struct vp *vp = __weft_vp();
+	__weft_outcall_begin(vp);
+	long r = __weft_arch_takeable_syscall6(nr, a1, a2, a3, a4, a5, a6);
+	__weft_outcall_end();
+	return r;
+}
+/* The monitor: started (carrier) once a second UT exists; until it runs,
+ * or cannot ever run, every create tries (settled says it is done). */
+extern bool __weft_monitor_settled HIDDEN;
+void __weft_monitor_start(void) HIDDEN;
+void __weft_monitor_after_fork(struct vp *vp) HIDDEN;
+/* The kernel thread k (the caller) is back with its UT away: queue the UT
+ * on the VP's inbox from k's home and park; returns as the UT, on the VP. */
+void __weft_away_return(struct kt *k) HIDDEN;
 
 /* ---- kernel threads and activations (kthread.c, handoff.c) ----
  * A VP is the right to run UTs; a kernel thread (struct kt) carries it.
@@ -768,6 +885,9 @@ struct kt {
 	volatile uint32_t gift;           /* futex: set to 1 when the VP is handed to it */
 	struct kt *volatile next_spare;   /* spare list link (kthread.c) */
 	struct ut *rejoin;                /* for its home: the UT to queue on the VP */
+	struct ut *volatile away;         /* its UT the monitor took off the VP while it sat
+					   * in the kernel; set by the monitor, cleared by k */
+	struct kt *all_next;              /* every kt Weft knows, for lookup by tid */
 	struct kt_timers timers;
 	bool spare;                       /* made by Weft (not the VP's first thread) */
 };
@@ -783,10 +903,23 @@ void __weft_kt_after_fork(struct vp *vp) HIDDEN;
  * WEFT_MAX_KTHREADS; NULL when none can be had.  Carrier only. */
 struct kt *__weft_kt_spare_get(void) HIDDEN;
 /* Make sure k has a home context to return to (the VP's first thread
- * gets a small stack of its own).  0 or EAGAIN.  Carrier only. */
+ * gets a small stack of its own).  0 or EAGAIN.  Whoever holds the VP (the
+ * carrier, or the monitor in a takeover). */
 int __weft_kt_home_ready(struct kt *k) HIDDEN;
 /* Hand the VP to k (parked spare): any kernel thread that owns the VP. */
 void __weft_kt_give(struct kt *k) HIDDEN;
+/* The kt of kernel thread `tid`, or NULL (any thread, signal-safe: the list
+ * only grows and a kt is never freed). */
+struct kt *__weft_kt_by_tid(pid_t tid) HIDDEN;
+/* fn on every kt (any thread). */
+void __weft_kt_each(void (*fn)(struct kt *)) HIDDEN;
+/* The first kernel thread's home gets a thread block apart (monitor.c). */
+void __weft_kt0_tcb_apart(void) HIDDEN;
+/* A spare for the monitor, which holds the VP while it takes it over. */
+struct kt *__weft_kt_spare_for_monitor(void) HIDDEN;
+/* Start a glibc thread for Weft's own use, every signal blocked in it
+ * (the monitor).  0 or an error number.  Carrier only. */
+int __weft_kt_glibc_thread(void *(*fn)(void *), void *arg) HIDDEN;
 /* Counters for weft_stats. */
 void __weft_kt_counts(uint64_t *made, uint64_t *spare) HIDDEN;
 
@@ -802,6 +935,9 @@ void __weft_blocking_end(struct weft_blocking *b) HIDDEN;
 /* The call ended with EINTR: true when no program signal can have caused
  * it (Weft's tick or kick did), so the wrapper makes the call again. */
 bool __weft_blocking_eintr_is_weft(const struct weft_blocking *b) HIDDEN;
+/* One raw system call known to block, inside the bracket; made again
+ * after an EINTR that only Weft's own signals can have caused. */
+long __weft_blocking_syscall6(long nr, long a, long b, long c, long d, long e, long f) HIDDEN;
 /* Queue the UTs back from blocking calls as ready (carrier mainline). */
 void __weft_inbox_drain_slow(struct vp *vp) HIDDEN;
 static inline void __weft_inbox_drain(struct vp *vp)

@@ -127,7 +127,11 @@ void __weft_ut_main(void *p)
 	struct vp *vp = __weft_vp();
 	switched_in(vp);
 	__weft_epilogue(EXIT_OTHER);
-	__weft_ut_exit(t->start(t->arg));
+	__weft_outcall_begin(vp);
+	void *r = t->start(t->arg);
+	/* the start routine may have blocked where the monitor took the VP */
+	__weft_outcall_end();
+	__weft_ut_exit(r);
 }
 
 static void canary_dead(struct ut *t)

@@ -302,7 +302,11 @@ static void deliver_one(struct vp *vp, int sig, siginfo_t *si)
 	getcontext(&uc);
 	kmask(SIG_SETMASK, &m, NULL);
 	if (vp->cur->state == UT_RUNNING && !__weft_noswitch(vp)) {
+		uint8_t in_weft = vp->in_weft;
+		__weft_outcall_begin(vp);
 		call_handler(&copy, sig, si, &uc);
+		__weft_outcall_end();
+		vp->in_weft = in_weft;
 	} else {
 		/* idle: on a parked UT's stack, where nothing may switch */
 		struct vp_noswitch saved = noswitch_enter(vp);

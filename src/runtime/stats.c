@@ -46,6 +46,7 @@ EXPORT int weft_stats_get(struct weft_stats *out, size_t size)
 	s.rejoins = vp->stat.rejoins;
 	s.threads_off_vp = vp->offvp;
 	__weft_kt_counts(&s.kthreads_made, &s.kthreads_spare);
+	s.takeovers = vp->stat.takeovers;
 	memcpy(out, &s, size < sizeof s ? size : sizeof s);
 	return 0;
 }

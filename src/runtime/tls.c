@@ -343,8 +343,11 @@ void __weft_tls_attach_late(struct ut *t)
 
 void __weft_tls_exit_dtors(struct ut *self)
 {
-	if (tls.mode == TLS_PER_UT && self->tp)
+	if (tls.mode == TLS_PER_UT && self->tp) {
+		__weft_outcall_begin(__weft_vp());
 		tls.call_tls_dtors();
+		__weft_outcall_end();
+	}
 }
 
 void __weft_tls_detach(struct ut *self)
@@ -502,9 +505,43 @@ void __weft_tls_init(void)
 	decide(true);
 }
 
+/* ---- on demand, for a takeover (monitor.c) ------------------------------
+ * When the monitor takes the VP from a kernel thread K that sits in the
+ * kernel, K will come back and run its UT's code (libc's included) beside
+ * the next carrier until it rejoins.  Sharing one thread pointer, they
+ * would share errno, malloc's tcache and the rest of libc's thread state,
+ * so UTs get TLS of their own first: K keeps the first kernel thread's
+ * block (the UT it runs owns it, as turn_on gives the running UT), and
+ * every other UT gets its own when it next runs.  The module scan must
+ * run on a carrier (dl_iterate_phdr names the calling thread's blocks), so
+ * it is made ahead, when the monitor starts and after each dlopen. */
+static struct {
+	bool ready;
+	struct scan sc;
+} takeover;
+
+bool __weft_tls_takeover_prepare(void)
+{
+	if (tls.mode == TLS_PER_UT)
+		return true;
+	if (!tls.usable)
+		return false;
+	takeover.sc = scan_modules();
+	takeover.ready = true;
+	return true;
+}
+
+void __weft_tls_takeover_turn_on(void)
+{
+	if (tls.mode != TLS_PER_UT && takeover.ready)
+		turn_on(&takeover.sc);
+}
+
 void __weft_tls_modules_changed(void)
 {
 	decide(false);
+	if (takeover.ready)
+		__weft_tls_takeover_prepare();
 }
 
 bool __weft_tls_per_ut(void)

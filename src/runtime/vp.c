@@ -77,11 +77,14 @@ static void main_name(char name[16])
 
 static void main_sched(struct ut *t)
 {
+	/* the kernel's answer for this kernel thread: Weft's own
+	 * sched_getscheduler answers for UTs (posix/pthread_sched.c) */
 	struct sched_param sp = { 0 };
-	int policy = sched_getscheduler(0);
+	int policy = (int)__weft_raw_syscall6(SYS_sched_getscheduler, 0, 0, 0, 0, 0, 0);
 	t->policy = SCHED_OTHER;
 	t->prio = 0;
-	if ((policy == SCHED_FIFO || policy == SCHED_RR) && sched_getparam(0, &sp) == 0 &&
+	if ((policy == SCHED_FIFO || policy == SCHED_RR) &&
+	    __weft_raw_syscall6(SYS_sched_getparam, 0, (long)&sp, 0, 0, 0, 0) == 0 &&
 	    sp.sched_priority >= 1 && sp.sched_priority <= WEFT_PRIO_MAX) {
 		t->policy = (uint8_t)policy;
 		t->prio = (uint8_t)sp.sched_priority;
@@ -123,6 +126,7 @@ static void after_fork_child(void)
 	after_fork_parent();
 	vp->tid = gettid();
 	__weft_kt_after_fork(vp);
+	__weft_monitor_after_fork(vp);
 	__weft_preempt_after_fork();
 }
 

@@ -83,7 +83,10 @@ EXPORT int pthread_key_delete(pthread_key_t key)
 EXPORT void *pthread_getspecific(pthread_key_t key)
 {
 	/* Sanitizer runtimes call this from inside malloc, possibly while the
-	 * runtime is still starting: no UT yet means no value yet. */
+	 * runtime is still starting: no UT yet means no value yet.  A kernel
+	 * thread back from a takeover rejoins first (monitor.c). */
+	if (unlikely(__atomic_load_n(&__weft_vp()->take, __ATOMIC_RELAXED)))
+		__weft_settle_slow();
 	struct ut *self = __weft_self();
 	if (key >= PTHREAD_KEYS_MAX)
 		return NULL;
@@ -153,7 +156,9 @@ static bool destructor_round(struct tsd *d)
 			void (*dtor)(void *) = keys[k].dtor;
 			e->value = NULL;
 			if (e->seq == keys[k].seq && dtor) {
+				__weft_outcall_begin(__weft_vp());
 				dtor(v);
+				__weft_outcall_end();
 				ran = true;
 				b = d->block[bi];   /* dtor may have allocated blocks */
 			}

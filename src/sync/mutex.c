@@ -268,6 +268,7 @@ EXPORT WEFT_HOT_ENTRY int pthread_mutex_unlock(pthread_mutex_t *m)
 
 EXPORT int pthread_mutex_consistent(pthread_mutex_t *m)
 {
+	__weft_ensure();
 	struct wmutex *w = wmutex_of(m);
 	/* POSIX's one error: not robust, or no inconsistent state that the
 	 * caller holds. */

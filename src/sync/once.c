@@ -36,7 +36,9 @@ EXPORT int pthread_once(pthread_once_t *once, void (*init)(void))
 	struct once_frame f = { once, self->once_frames };
 	self->once_frames = &f;
 	*once = ONCE_RUNNING;
+	__weft_outcall_begin(__weft_vp());
 	init();
+	__weft_outcall_end();
 	*once = ONCE_DONE;
 	self->once_frames = f.prev;
 	__weft_wake_all(&once_waiters, 0);

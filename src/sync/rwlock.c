@@ -245,6 +245,7 @@ EXPORT int pthread_rwlock_init(pthread_rwlock_t *l, const pthread_rwlockattr_t *
 
 EXPORT int pthread_rwlock_destroy(pthread_rwlock_t *l)
 {
+	__weft_ensure();
 	struct wrwlock *rw = wrw_of(l);
 	if (!rw)
 		return EINVAL;

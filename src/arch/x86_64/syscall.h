@@ -25,3 +25,8 @@ static inline long __weft_raw_syscall6(long nr, long a1, long a2, long a3,
 			 : "rcx", "r11", "memory");
 	return ret;
 }
+
+/* The same, at the one place where the monitor may take the VP from a
+ * kernel thread asleep in it (takeable.S); __weft_arch_takeable_ret is the
+ * address the kernel reports as its PC there. */
+extern const char __weft_arch_takeable_ret[] __attribute__((visibility("hidden")));

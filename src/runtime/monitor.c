@@ -1,0 +1,378 @@
+/*
+ * monitor.c — blocking that Weft did not see coming: the monitor that
+ * takes the VP from a kernel thread sitting in the kernel in code Weft did
+ * not wrap, and the way back of that kernel thread.
+ *
+ * Owns: the monitor thread; vp->take (with the carrier's vp->in_weft); the
+ * slow answer to "does this kernel thread carry the VP?" that every entry
+ * into Weft asks (rt.h, __weft_where); the away UTs' return path.
+ *
+ * The protocol (docs/architecture.md, "Unknown blocking", argues it):
+ *   The monitor, every WEFT_BLOCK_THRESHOLD: it samples the carrier K from
+ *     /proc (state, and the system call it sits in, with its PC and SP).
+ *     Two samples alike — asleep in the kernel (S or D), the same call at
+ *     the same PC and SP, the VP's switch count unchanged, not idle, not in
+ *     Weft's code (in_weft clear, the PC outside Weft's text), no program
+ *     handler over protected code — and it decides: take |= TAKE_BUSY
+ *     (every entry now goes the slow way, and the slow way waits while
+ *     BUSY), a full fence, and a third sample that must still be alike,
+ *     read before it looks at in_weft.  K was then in the kernel after
+ *     BUSY was visible everywhere: whatever K runs when it comes back, its
+ *     first entry into Weft sees take != 0.  The monitor now holds the VP,
+ *     no carrier runs: it marks K's UT X away (BLOCKED, WAIT_SYSCALL, off
+ *     the VP), disarms K's timers, gives UTs TLS of their own if they had
+ *     none (K goes on with the first kernel thread's block, the others get
+ *     theirs), clears BUSY and counts X in take, and hands the VP to a
+ *     spare.  If a check fails it clears BUSY and leaves K the VP.
+ *   K, back from the kernel, runs X's code (what a program can observe:
+ *     X runs beside the VP until it next enters Weft).  Its first entry —
+ *     an exported call, a return from a call out into the program, or the
+ *     fake call that the monitor's kick provokes once K is seen running —
+ *     finds itself away (__weft_where_slow), and __weft_away_return
+ *     switches to K's home, which queues X on the VP's inbox and parks K
+ *     as a spare.  X runs again when the VP chooses it, on whichever
+ *     kernel thread carries the VP then.
+ *   The carrier, draining the inbox, clears X's away mark and takes one
+ *     from take; at zero, entries take the fast path again.
+ * A kernel thread never runs Weft's code without the VP: before the
+ * decision it still carries it; after, it finds take != 0 and asks.
+ *
+ * Async readers: the monitor reads vp->tid, idle, in_weft, noswitch_set,
+ * cur, carrier and the switch count without the VP, only to decide (every
+ * decision is re-checked after the fence); it writes runtime state only
+ * between a successful check and the handoff, while K sleeps in the kernel
+ * and nobody else carries the VP.  Any kernel thread reads take.
+ */
+#include "rt.h"
+#include "../arch/arch.h"
+
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+
+/* Set once the monitor runs or cannot ever run: the create path's test. */
+bool __weft_monitor_settled;
+
+static struct {
+	bool started;
+	unsigned attempts;
+	volatile uint32_t wake;          /* futex: the monitor's sleep */
+	uint64_t period_ns;
+} mon;
+
+/* What /proc says a kernel thread is doing. */
+struct sample {
+	bool asleep;                     /* S or D: in the kernel, off the CPU */
+	long nr;                         /* the system call it sits in, -1 none */
+	uintptr_t sp, pc;
+};
+
+/* ---- /proc, with raw system calls only (no wrapper of Weft's) ---------- */
+
+static ssize_t read_task(pid_t tid, const char *leaf, char *buf, size_t cap)
+{
+	char path[64] = "/proc/self/task/";
+	size_t n = strlen(path);
+	char digits[16];
+	int d = 0;
+	for (unsigned v = (unsigned)tid; d == 0 || v; v /= 10)
+		digits[d++] = (char)('0' + v % 10);
+	while (d)
+		path[n++] = digits[--d];
+	path[n++] = '/';
+	size_t l = strlen(leaf);
+	memcpy(path + n, leaf, l + 1);
+	long fd = __weft_raw_syscall6(SYS_openat, AT_FDCWD, (long)path, O_RDONLY | O_CLOEXEC, 0, 0, 0);
+	if (fd < 0)
+		return -1;
+	long r = __weft_raw_syscall6(SYS_read, fd, (long)buf, (long)cap - 1, 0, 0, 0);
+	__weft_raw_syscall6(SYS_close, fd, 0, 0, 0, 0, 0);
+	if (r < 0)
+		return -1;
+	buf[r] = 0;
+	return r;
+}
+
+static bool sample(pid_t tid, struct sample *s)
+{
+	char buf[512];
+	memset(s, 0, sizeof *s);
+	if (read_task(tid, "stat", buf, sizeof buf) <= 0)
+		return false;
+	/* "tid (comm) S ...": the name may hold anything, the state follows
+	 * the last parenthesis */
+	char *rp = strrchr(buf, ')');
+	if (!rp || rp[1] != ' ')
+		return false;
+	s->asleep = rp[2] == 'S' || rp[2] == 'D';
+	if (!s->asleep)
+		return true;
+	if (read_task(tid, "syscall", buf, sizeof buf) <= 0)
+		return false;
+	if (strncmp(buf, "running", 7) == 0) {
+		s->asleep = false;
+		return true;
+	}
+	/* "nr a1 .. a6 sp pc" in a call, "-1 sp pc" outside one */
+	char *p = buf, *e;
+	s->nr = strtol(p, &e, 10);
+	if (e == p)
+		return false;
+	p = e;
+	if (s->nr >= 0)
+		for (int i = 0; i < 6; i++, p = e)
+			(void)strtoull(p, &e, 16);
+	s->sp = (uintptr_t)strtoull(p, &e, 16);
+	p = e;
+	s->pc = (uintptr_t)strtoull(p, &e, 16);
+	return e != p;
+}
+
+/* Asleep in Weft's own code, which the monitor leaves alone, unless it is
+ * the takeable system call (takeable.S). */
+static bool in_weft_code(uintptr_t pc)
+{
+	return __weft_pc_in_weft(pc) && pc != (uintptr_t)__weft_arch_takeable_ret;
+}
+
+static bool alike(const struct sample *a, const struct sample *b)
+{
+	return a->asleep && b->asleep && a->nr == b->nr && a->sp == b->sp && a->pc == b->pc;
+}
+
+/* The program's signal mask on tid ("SigBlk:" in status), for the next
+ * carrier: the VP carries the program's mask from one kernel thread to
+ * the next.  A mask that blocks the tick's signal is not the program's
+ * but libc's for a moment (posix_spawn, for one, blocks everything around
+ * its clone): the VP keeps the mask it had then. */
+static void read_mask(pid_t tid, sigset_t *m)
+{
+	char buf[2048];
+	if (read_task(tid, "status", buf, sizeof buf) <= 0)
+		return;
+	char *p = strstr(buf, "SigBlk:");
+	if (!p)
+		return;
+	unsigned long long bits = strtoull(p + 7, NULL, 16);
+	int tick = __weft_tick_signal();
+	unsigned long long classic = 0x7fffffffull & ~((1ull << (SIGKILL - 1)) | (1ull << (SIGSTOP - 1)));
+	if ((tick && (bits & (1ull << (tick - 1)))) || (bits & classic) == classic)
+		return;
+	sigemptyset(m);
+	for (int s = 1; s <= 64; s++)
+		if (bits & (1ull << (s - 1)))
+			sigaddset(m, s);
+}
+
+/* ---- the decision -------------------------------------------------------- */
+
+static void take_clear_busy(struct vp *vp, uint32_t add)
+{
+	uint32_t t = __atomic_load_n(&vp->take, __ATOMIC_RELAXED);
+	while (!__atomic_compare_exchange_n(&vp->take, &t, (t & ~TAKE_BUSY) + add, false, __ATOMIC_SEQ_CST,
+					    __ATOMIC_RELAXED))
+		;
+}
+
+static void take_over(struct vp *vp, pid_t tid, uint64_t switches, const struct sample *before)
+{
+	uint32_t t = __atomic_load_n(&vp->take, __ATOMIC_RELAXED);
+	if ((t & TAKE_BUSY) ||
+	    !__atomic_compare_exchange_n(&vp->take, &t, t | TAKE_BUSY, false, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED))
+		return;
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	/* K must still sleep in the same call now that BUSY is visible; only
+	 * then are its stores (in_weft, cur, ...) visible to what follows */
+	struct sample now;
+	if (!sample(tid, &now) || !alike(before, &now))
+		goto back_off;
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	struct kt *k = vp->carrier;
+	struct ut *x = vp->cur;
+	if (__atomic_load_n(&vp->tid, __ATOMIC_ACQUIRE) != tid || !k || k->tid != tid ||
+	    vp->stat.switches != switches || vp->in_weft || vp->idle || vp->noswitch_set || !x ||
+	    x == &k->home || x->state != UT_RUNNING || in_weft_code(now.pc))
+		goto back_off;
+	/* K goes home when it comes back: the VP's first kernel thread gets
+	 * its home stack the first time */
+	if (__weft_kt_home_ready(k) != 0)
+		goto back_off;
+	struct kt *to = __weft_kt_spare_for_monitor();
+	if (!to)
+		goto back_off;
+	/* The VP is the monitor's until the spare takes it. */
+	x->away = 1;
+	WEFT_STATE(x, UT_BLOCKED);
+	x->wait_kind = WAIT_SYSCALL;
+	x->wait_obj = NULL;
+	vp->offvp++;
+	vp->stat.takeovers++;
+	read_mask(tid, &vp->prog_mask);
+	__weft_tls_takeover_turn_on();
+	/* x may go on with the first kernel thread's own block (it ran on it
+	 * without TLS of its own): that thread's home must then use another */
+	if (x->tp == vp->tp0 && k->tp != vp->tp0)
+		__weft_kt0_tcb_apart();
+	__weft_preempt_release(k);
+	__atomic_store_n(&k->away, x, __ATOMIC_RELEASE);
+	vp->cur = NULL;
+	__atomic_store_n(&vp->tid, 0, __ATOMIC_RELEASE);
+	take_clear_busy(vp, 1);
+	__weft_kt_give(to);
+	return;
+back_off:
+	take_clear_busy(vp, 0);
+}
+
+/* A kernel thread away from the VP that runs again (not asleep in the call
+ * it was taken in) but has not entered Weft: the tick's signal sends it
+ * home at its next safe point (preempt.c, __weft_preempt_away). */
+static void kick_one(struct kt *k)
+{
+	struct sample s;
+	if (__atomic_load_n(&k->away, __ATOMIC_ACQUIRE) && sample(k->tid, &s) && !s.asleep)
+		__weft_preempt_kick_away(k);
+}
+
+static void kick_away(struct vp *vp)
+{
+	if (__atomic_load_n(&vp->take, __ATOMIC_ACQUIRE) & ~TAKE_BUSY)
+		__weft_kt_each(kick_one);
+}
+
+static void *monitor_main(void *arg)
+{
+	(void)arg;
+	struct vp *vp = __weft_vp();
+	struct sample last = { 0 };
+	pid_t last_tid = 0;
+	uint64_t last_switches = 0;
+	bool have = false;
+	for (;;) {
+		struct timespec ts = { (time_t)(mon.period_ns / 1000000000u), (long)(mon.period_ns % 1000000000u) };
+		uint32_t seen = __atomic_load_n(&mon.wake, __ATOMIC_ACQUIRE);
+		__weft_raw_syscall6(SYS_futex, (long)&mon.wake, FUTEX_WAIT | FUTEX_PRIVATE_FLAG, seen, (long)&ts,
+				    0, 0);
+		kick_away(vp);
+		pid_t tid = __atomic_load_n(&vp->tid, __ATOMIC_ACQUIRE);
+		uint64_t switches = __atomic_load_n(&vp->stat.switches, __ATOMIC_RELAXED);
+		struct sample s;
+		if (tid == 0 || vp->idle || vp->in_weft || __atomic_load_n(&__weft_proc.live, __ATOMIC_RELAXED) < 2 ||
+		    !sample(tid, &s) || !s.asleep || in_weft_code(s.pc)) {
+			have = false;
+			continue;
+		}
+		if (have && tid == last_tid && switches == last_switches && alike(&last, &s)) {
+			take_over(vp, tid, switches, &s);
+			have = false;
+			continue;
+		}
+		have = true;
+		last = s;
+		last_tid = tid;
+		last_switches = switches;
+	}
+	return NULL;
+}
+
+void __weft_monitor_start(void)
+{
+	unsigned us = __weft_cfg()->block_threshold_us;
+	if (mon.started || us == 0 || !__weft_activations_on()) {
+		__weft_monitor_settled = true;
+		return;
+	}
+	/* a kernel thread back from a takeover must not share libc's thread
+	 * state with the next carrier (tls.c) */
+	if (!__weft_tls_takeover_prepare()) {
+		__weft_monitor_settled = true;
+		__weft_warn("weft: no monitor for blocking in unwrapped calls: threads cannot have "
+			    "thread-local storage of their own here (WEFT_TLS=off?)");
+		return;
+	}
+	mon.period_ns = (uint64_t)us * 1000u;
+	/* Out of memory or mappings now: tried again at the next few creates,
+	 * quietly (the process may be starved on purpose); then one line. */
+	if (__weft_kt_glibc_thread(monitor_main, NULL) == 0) {
+		mon.started = true;
+		__weft_monitor_settled = true;
+	} else if (++mon.attempts == 16) {
+		__weft_monitor_settled = true;
+		__weft_warn("weft: cannot start the monitor thread; blocking in unwrapped calls stops every thread");
+	}
+}
+
+void __weft_monitor_after_fork(struct vp *vp)
+{
+	/* the monitor and every kernel thread away are the parent's */
+	mon.started = false;
+	mon.attempts = 0;
+	__weft_monitor_settled = false;
+	__atomic_store_n(&vp->take, 0, __ATOMIC_RELAXED);
+}
+
+/* ---- the entries' slow path ---------------------------------------------- */
+
+enum weft_where __weft_where_slow(void)
+{
+	struct vp *vp = __weft_vp();
+	if (!__weft_started || (!vp->cur && !vp->take))
+		return WHERE_NONE;
+	uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
+	/* a decision in progress: wait for it (it takes a /proc read) */
+	while (__atomic_load_n(&vp->take, __ATOMIC_ACQUIRE) & TAKE_BUSY)
+		__builtin_ia32_pause();
+	struct ut *c = __atomic_load_n(&vp->cur, __ATOMIC_ACQUIRE);
+	if (c && !c->away && __weft_sp_in(c, sp))
+		return WHERE_VP;
+	pid_t me = (pid_t)__weft_raw_syscall6(SYS_gettid, 0, 0, 0, 0, 0, 0);
+	if (__atomic_load_n(&vp->tid, __ATOMIC_ACQUIRE) == me)
+		return WHERE_VP;              /* on a signal stack, or home */
+	struct kt *k = __weft_kt_by_tid(me);
+	if (k && __atomic_load_n(&k->away, __ATOMIC_ACQUIRE))
+		return WHERE_AWAY;
+	return WHERE_FOREIGN;
+}
+
+void __weft_settle_slow(void)
+{
+	if (__weft_where_slow() == WHERE_AWAY)
+		__weft_away_return(__weft_kt_by_tid((pid_t)__weft_raw_syscall6(SYS_gettid, 0, 0, 0, 0, 0, 0)));
+}
+
+uint8_t __weft_enter_slow(void)
+{
+	struct vp *vp = __weft_vp();
+	switch (__weft_where_slow()) {
+	case WHERE_NONE:
+	case WHERE_FOREIGN:
+		return 0;
+	case WHERE_AWAY:
+		__weft_away_return(__weft_kt_by_tid((pid_t)__weft_raw_syscall6(SYS_gettid, 0, 0, 0, 0, 0, 0)));
+		break;
+	case WHERE_VP:
+		break;
+	}
+	vp->in_weft = 1;
+	return 1;
+}
+
+void __weft_away_return(struct kt *k)
+{
+	struct ut *x = k->away;
+	/* home code takes no signal; the UT gets the VP's mask back when a
+	 * carrier runs it */
+	sigset_t all;
+	sigfillset(&all);
+	__weft_raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&all, 0, 8, 0, 0);
+	__weft_preempt_away_done(k);
+	__atomic_store_n(&k->away, NULL, __ATOMIC_RELEASE);
+	k->rejoin = x;
+	__weft_san_leave(x, &k->home);
+	__weft_switch(&x->sp, k->home.sp);
+	/* x runs again: some carrier chose it and switched to it here */
+	__weft_switched_in(__weft_vp());
+}
