@@ -165,9 +165,9 @@ struct test_counter {
 
 static inline void *test_counting(void *arg)
 {
-	struct test_counter *c = arg;
+	struct test_counter *c = (struct test_counter *)arg;
 	while (c->on) {
-		c->count++;
+		c->count = c->count + 1;
 		sched_yield();
 	}
 	return NULL;
