@@ -31,15 +31,17 @@
  *                   (Small and Seltzer's "unblocked" upcall), the note the
  *                   handoff
  *   handoff_unknown the same, but A blocks in syscall(SYS_read) on a pipe
- *                   (glibc's entry; Weft's interposed one passes read to the
- *                   kernel from Weft's text, where the tick never
- *                   preempts) that another process writes UNKNOWN_DELAY
- *                   after A's go: a call Weft cannot know blocks.  Without
- *                   a monitor B runs only when A comes back, so the row is
- *                   about the whole delay; it never hangs.
+ *                   (glibc's entry, which Weft interposes and passes to the
+ *                   kernel) that another process writes UNKNOWN_DELAY
+ *                   after A's go: a call Weft cannot know blocks.  Weft's
+ *                   monitor takes the VP after WEFT_BLOCK_THRESHOLD (1 ms);
+ *                   without it (WEFT_BLOCK_THRESHOLD=0, or a Weft before the
+ *                   monitor) B runs only when A comes back, and the row is
+ *                   the whole delay; it never hangs.
  *   handoff_unknown_asm   the same read as a `syscall` instruction in this
- *                   file's text, where Weft's time-slice tick may preempt
- *                   (SA_RESTART makes the kernel issue the read again)
+ *                   file's text (no monitor: the time-slice tick may preempt
+ *                   there, and SA_RESTART makes the kernel issue the read
+ *                   again)
  *   handoff_unknown_off   handoff_unknown under WEFT_ACTIVATIONS=off
  * Under NPTL the same source measures the kernel's own thread switch; the
  * rows are pinned to one CPU (an unpinned B would see A's store at once).
@@ -321,16 +323,23 @@ static __attribute__((noreturn)) void writer_child(int cmd, int data, long delay
 	__builtin_unreachable();
 }
 
-/* Weft's count of VPs handed on so far (0 on NPTL): the note shows the
- * known rows did hand on, and the unknown ones did not. */
-static uint64_t handoff_count(void)
+/* Weft's counts of VPs handed on by a wrapper and taken by the monitor so
+ * far (0 on NPTL): the note shows which path each row took. */
+struct handoff_counts {
+	uint64_t handoffs, takeovers;
+};
+
+static struct handoff_counts handoff_count(void)
 {
+	struct handoff_counts c = { 0, 0 };
 #ifdef BENCH_WEFT
 	struct weft_stats st;
-	if (weft_stats_get(&st, sizeof st) == 0)
-		return st.handoffs;
+	if (weft_stats_get(&st, sizeof st) == 0) {
+		c.handoffs = st.handoffs;
+		c.takeovers = st.takeovers;
+	}
 #endif
-	return 0;
+	return c;
 }
 
 static double median_of(double *v, int n)
@@ -375,7 +384,7 @@ static void run_handoff(struct result *r, enum block_kind kind)
 		close(data[1]);
 	}
 	sem_init(&h.ready, 0, 0);
-	uint64_t handoffs = handoff_count();
+	struct handoff_counts c0 __attribute__((unused)) = handoff_count();
 	pthread_t b = spawn(handoff_watcher, &h);
 	for (int s = 1; s <= h.samples; s++) {
 		char c = 's';
@@ -422,7 +431,7 @@ static void run_handoff(struct result *r, enum block_kind kind)
 	}
 	join(b);
 	sem_destroy(&h.ready);
-	handoffs = handoff_count() - handoffs;
+	struct handoff_counts c1 __attribute__((unused)) = handoff_count();
 	for (int i = 0; i < keep; i++) {
 		v[i] = (double)(h.first[warm + i] - h.enter[warm + i]);
 		w[i] = (double)(h.back[warm + i] - h.post[warm + i]);
@@ -452,7 +461,8 @@ static void run_handoff(struct result *r, enum block_kind kind)
 	}
 #ifdef BENCH_WEFT
 	size_t nl = strlen(r->note);
-	snprintf(r->note + nl, sizeof r->note - nl, "; %" PRIu64 " handoffs in %d samples", handoffs, h.samples);
+	snprintf(r->note + nl, sizeof r->note - nl, "; %" PRIu64 " handoffs and %" PRIu64 " monitor takeovers in %d samples",
+		 c1.handoffs - c0.handoffs, c1.takeovers - c0.takeovers, h.samples);
 #endif
 out:
 	if (sem_kind && h.sem >= 0)
@@ -791,7 +801,7 @@ static const struct metric activation_rows[] = {
 	  "handoff latency, unknown blocking: A in syscall(SYS_read) on a pipe another process writes 200 ms later",
 	  "", SEMS, NULL, m_handoff_unknown },
 	{ "handoff_unknown_asm", GROUP, U_NS, 0,
-	  "... the same read as a syscall instruction in the program's text (the tick may preempt there)", "",
+	  "... the same read as a syscall instruction in the program's own text", "",
 	  SEMS, NULL, m_handoff_unknown_asm },
 	{ "handoff_unknown_off", GROUP, U_NS, 0, "... syscall(SYS_read) with WEFT_ACTIVATIONS=off", "", SEMS, NULL,
 	  m_handoff_unknown, NULL, NA_SAME, OFF },
