@@ -12,10 +12,14 @@
  * and the next request goes out.  After WARM_MS it writes "ready\n" to
  * RESULT_FD (the server samples its memory then), then measures WINDOWS
  * windows of WINDOW_MS, and for each writes one line
- *   "window RPS P50_NS P99_NS REPLIES GEN_CPU_NS CPU_IDLE_NS WALL_NS\n"
+ *   "window RPS P50_NS P99_NS REPLIES GEN_CPU_NS CPU_IDLE_NS WALL_NS
+ *    SRV_CPU_NS SRV_IDLE_NS\n"
  * (its own CPU time in the window, the idle time of the CPU it runs on as
- * /proc/stat counts it, and the window's length: together they say whether
- * the generator, or other work on its CPU, was the limit) and finally
+ * /proc/stat counts it, the window's length, and the same two for the
+ * server — its parent, whose CPU clock it reads, and the one CPU the server
+ * may run on, -1 when unknown — together they say which side, or other work
+ * on the machine, was the limit; sampled here, at the window's edges, so
+ * that a server slow to read this pipe does not skew them) and finally
  * "done ENGINE\n".  Every echoed byte is checked against what was sent; a
  * wrong byte, a lost connection or a stall (no reply for 10 s) ends the
  * run with "error WHAT\n" and status 1.
@@ -142,7 +146,9 @@ static int cmp_i64(const void *a, const void *b)
 static struct meter {
 	int cpu, windows, w;             /* w: the window under way, -1 while warming up */
 	int64_t window, phase_end, last_reply;
-	int64_t cpu0, idle0;
+	int64_t cpu0, idle0, srv0, sidle0;
+	clockid_t srv_clock;             /* the server's process CPU clock */
+	int srv_cpu;                     /* the server's one CPU, or -1 */
 	uint64_t replies;
 	size_t nlat, cap;
 	int64_t *lat;
@@ -151,6 +157,14 @@ static struct meter {
 static void meter_start(int cpu, int64_t warm, int64_t window, int windows)
 {
 	m.cpu = cpu;
+	m.srv_cpu = -1;
+	if (clock_getcpuclockid(getppid(), &m.srv_clock) != 0)
+		m.srv_clock = CLOCK_PROCESS_CPUTIME_ID;   /* then the column is the generator's own: visibly wrong */
+	cpu_set_t srv;
+	if (sched_getaffinity(getppid(), sizeof srv, &srv) == 0 && CPU_COUNT(&srv) == 1)
+		for (int c = 0; c < CPU_SETSIZE; c++)
+			if (CPU_ISSET(c, &srv))
+				m.srv_cpu = c;
 	m.window = window;
 	m.windows = windows;
 	m.w = -1;
@@ -182,15 +196,17 @@ static bool meter_tick(int64_t t)
 	if (t < m.phase_end)
 		return true;
 	int64_t cpu1 = clock_ns(CLOCK_PROCESS_CPUTIME_ID), idle1 = cpu_idle_ns(m.cpu);
+	int64_t srv1 = clock_ns(m.srv_clock), sidle1 = cpu_idle_ns(m.srv_cpu);
 	if (m.w < 0) {
 		say("ready\n");
 	} else {
 		int64_t wall = t - (m.phase_end - m.window);
 		qsort(m.lat, m.nlat, sizeof *m.lat, cmp_i64);
 		int64_t p50 = m.nlat ? m.lat[m.nlat / 2] : 0, p99 = m.nlat ? m.lat[m.nlat * 99 / 100] : 0;
-		say("window %.0f %lld %lld %llu %lld %lld %lld\n", (double)m.replies * 1e9 / (double)wall,
+		say("window %.0f %lld %lld %llu %lld %lld %lld %lld %lld\n", (double)m.replies * 1e9 / (double)wall,
 		    (long long)p50, (long long)p99, (unsigned long long)m.replies, (long long)(cpu1 - m.cpu0),
-		    (long long)(idle1 >= 0 && m.idle0 >= 0 ? idle1 - m.idle0 : -1), (long long)wall);
+		    (long long)(idle1 >= 0 && m.idle0 >= 0 ? idle1 - m.idle0 : -1), (long long)wall,
+		    (long long)(srv1 - m.srv0), (long long)(sidle1 >= 0 && m.sidle0 >= 0 ? sidle1 - m.sidle0 : -1));
 	}
 	if (++m.w == m.windows)
 		return false;
@@ -199,6 +215,8 @@ static bool meter_tick(int64_t t)
 	m.phase_end = now_ns() + m.window;
 	m.cpu0 = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
 	m.idle0 = cpu_idle_ns(m.cpu);
+	m.srv0 = clock_ns(m.srv_clock);
+	m.sidle0 = cpu_idle_ns(m.srv_cpu);
 	return true;
 }
 

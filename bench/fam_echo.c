@@ -22,7 +22,9 @@
  * the server's and the generator's CPU per request, how much of its CPU
  * each used, and how idle each CPU was (/proc/stat, cpu_idle.h) — a CPU
  * that is never idle while its process uses less than all of it was
- * shared with other work on the machine.
+ * shared with other work on the machine.  The generator samples all of it
+ * (the server's CPU clock too) at the windows' edges, so that a server
+ * whose main thread is slow to read the report does not skew it.
  *
  * The server thread reads up to 4 KiB and writes back what it read, with
  * plain blocking calls; the epoll loop does the same on a level-triggered
@@ -47,7 +49,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "cpu_idle.h"
 #include "harness.h"
 
 #define GROUP "Echo server, thread per connection, 64-byte ping-pong on loopback"
@@ -139,22 +140,14 @@ struct report {
 	size_t len;
 	double base_rss;
 	int conns;
-	int64_t cpu_ready, cpu_done;       /* the server's CPU time at "ready" and "done" */
-	int64_t wall_ready, wall_done;     /* and the clock then */
-	int64_t idle_ready, idle_done;     /* the server's CPU's idle time then (-1: unknown) */
-	int server_cpu;                    /* the one CPU the server may use, or -1 */
 	double replies;                    /* answered in the measuring windows */
 	double gen_cpu, gen_idle, gen_wall; /* the generator's CPU time, its CPU's idle time, wall (ns) */
 	char engine[16];                   /* the generator's: io_uring or epoll */
+	double srv_cpu, srv_idle;          /* the server's CPU time and its CPU's idle time in the
+					      windows, as the generator sampled them (ns) */
 };
 
 
-static int64_t process_cpu_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 /* Take the bytes the load generator wrote; false once it is finished. */
 static bool take(struct report *rp, const char *b, size_t n)
@@ -167,14 +160,12 @@ static bool take(struct report *rp, const char *b, size_t n)
 		}
 		rp->line[rp->len] = 0;
 		rp->len = 0;
-		double r, n, gc, gi, gw;
+		double r, n, gc, gi, gw, sc, si;
 		long long p50, p99;
 		if (!strcmp(rp->line, "ready")) {
 			rp->mem_per_conn = (rss_now() - rp->base_rss) / rp->conns;
-			rp->cpu_ready = process_cpu_ns();
-			rp->wall_ready = now_ns();
-			rp->idle_ready = cpu_idle_ns(rp->server_cpu);
-		} else if (sscanf(rp->line, "window %lf %lld %lld %lf %lf %lf %lf", &r, &p50, &p99, &n, &gc, &gi, &gw) == 7) {
+		} else if (sscanf(rp->line, "window %lf %lld %lld %lf %lf %lf %lf %lf %lf", &r, &p50, &p99, &n, &gc, &gi,
+				  &gw, &sc, &si) == 9) {
 			if (n == 0)
 				rp->empty++;
 			if (rp->windows < 32) {
@@ -187,11 +178,10 @@ static bool take(struct report *rp, const char *b, size_t n)
 			rp->gen_cpu += gc;
 			rp->gen_idle = rp->gen_idle < 0 || gi < 0 ? -1 : rp->gen_idle + gi;
 			rp->gen_wall += gw;
+			rp->srv_cpu += sc;
+			rp->srv_idle = rp->srv_idle < 0 || si < 0 ? -1 : rp->srv_idle + si;
 		} else if (!strncmp(rp->line, "done", 4)) {
 			snprintf(rp->engine, sizeof rp->engine, "%s", rp->line[4] ? rp->line + 5 : "epoll");
-			rp->cpu_done = process_cpu_ns();
-			rp->wall_done = now_ns();
-			rp->idle_done = cpu_idle_ns(rp->server_cpu);
 			rp->done = true;
 			return false;
 		} else {
@@ -271,12 +261,11 @@ static void epoll_server(int lfd, int res, struct report *rp)
  * the machine, or the kernel's interrupts). */
 static void bounds_note(char *b, size_t n, const struct report *rp)
 {
-	double wall = (double)(rp->wall_done - rp->wall_ready), srv = (double)(rp->cpu_done - rp->cpu_ready);
+	double wall = rp->gen_wall, srv = rp->srv_cpu;
 	int k = snprintf(b, n, "server %.2f us/request and %.0f%% of a CPU", srv / rp->replies / 1e3,
 			 100 * srv / wall);
-	if (k > 0 && (size_t)k < n && rp->idle_ready >= 0 && rp->idle_done >= 0)
-		k += snprintf(b + k, n - (size_t)k, " (its CPU %.0f%% idle)",
-			      100 * (double)(rp->idle_done - rp->idle_ready) / wall);
+	if (k > 0 && (size_t)k < n && rp->srv_idle >= 0)
+		k += snprintf(b + k, n - (size_t)k, " (its CPU %.0f%% idle)", 100 * rp->srv_idle / wall);
 	if (k > 0 && (size_t)k < n && rp->gen_wall > 0)
 		k += snprintf(b + k, n - (size_t)k, "; load generator (%s) %.2f us/request and %.0f%% of its CPU",
 			      rp->engine, rp->gen_cpu / rp->replies / 1e3, 100 * rp->gen_cpu / rp->gen_wall);
@@ -289,7 +278,7 @@ static void summarize(struct result *r, enum echo_stat s, struct report *rp)
 	if (s == S_CPU) {
 		r->ok = rp->replies > 0;
 		r->reps = 1;
-		r->median = r->min = r->max = rp->replies > 0 ? (double)(rp->cpu_done - rp->cpu_ready) / rp->replies : 0;
+		r->median = r->min = r->max = rp->replies > 0 ? rp->srv_cpu / rp->replies : 0;
 		r->iters = (uint64_t)rp->replies;
 		if (!r->ok) {
 			na(r, "no request answered");
@@ -373,11 +362,6 @@ static void run_echo(struct result *r, int conns, enum echo_stat s)
 	memset(&rp, 0, sizeof rp);
 	rp.conns = conns;
 	rp.base_rss = rss_now();
-	rp.server_cpu = -1;
-	if (CPU_COUNT(&cpus) == 1)
-		for (int c = 0; c < CPU_SETSIZE; c++)
-			if (CPU_ISSET(c, &cpus))
-				rp.server_cpu = c;
 
 	int res[2];
 	if (pipe2(res, O_CLOEXEC))
