@@ -377,6 +377,10 @@ void __weft_run_from_home(struct vp *vp, struct ut *home, struct ut *run)
 go:
 	vp->cur_since = vp->async.ticks;
 	vp->stat.switches++;
+	/* a new carrier starts with the tick off (handoff.c, monitor.c): UTs
+	 * already waiting behind the one it runs get their slice from here */
+	if (vp->nready)
+		__weft_preempt_arm(vp);
 	if (vp->tp_on) {
 		if (unlikely(!next->tp))
 			__weft_tls_attach_late(next);
