@@ -17,7 +17,14 @@
  * process's CPU time (user and system, every thread) over the measuring
  * windows divided by the requests answered in them: with two CPUs the load
  * generator saturates its own about where the fastest servers do, so
- * requests per second alone cannot tell those servers apart.
+ * requests per second alone cannot tell those servers apart.  Its note (and
+ * the CSV note of the requests-per-second row) says what bounded the run:
+ * the server's and the generator's CPU per request, how much of its CPU
+ * each used, and how idle each CPU was (/proc/stat, cpu_idle.h) — a CPU
+ * that is never idle while its process uses less than all of it was
+ * shared with other work on the machine.  The generator samples all of it
+ * (the server's CPU clock too) at the windows' edges, so that a server
+ * whose main thread is slow to read the report does not skew it.
  *
  * The server thread reads up to 4 KiB and writes back what it read, with
  * plain blocking calls; the epoll loop does the same on a level-triggered
@@ -125,6 +132,7 @@ static void *acceptor(void *arg)
 struct report {
 	double rps[32], p50[32], p99[32];
 	int windows;
+	int empty;                         /* windows in which no request was answered */
 	double mem_per_conn;
 	bool done;
 	char error[300];
@@ -132,16 +140,14 @@ struct report {
 	size_t len;
 	double base_rss;
 	int conns;
-	int64_t cpu_ready, cpu_done;       /* the server's CPU time at "ready" and "done" */
 	double replies;                    /* answered in the measuring windows */
+	double gen_cpu, gen_idle, gen_wall; /* the generator's CPU time, its CPU's idle time, wall (ns) */
+	char engine[16];                   /* the generator's: io_uring or epoll */
+	double srv_cpu, srv_idle;          /* the server's CPU time and its CPU's idle time in the
+					      windows, as the generator sampled them (ns) */
 };
 
-static int64_t process_cpu_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
+
 
 /* Take the bytes the load generator wrote; false once it is finished. */
 static bool take(struct report *rp, const char *b, size_t n)
@@ -154,12 +160,14 @@ static bool take(struct report *rp, const char *b, size_t n)
 		}
 		rp->line[rp->len] = 0;
 		rp->len = 0;
-		double r, n;
+		double r, n, gc, gi, gw, sc, si;
 		long long p50, p99;
 		if (!strcmp(rp->line, "ready")) {
 			rp->mem_per_conn = (rss_now() - rp->base_rss) / rp->conns;
-			rp->cpu_ready = process_cpu_ns();
-		} else if (sscanf(rp->line, "window %lf %lld %lld %lf", &r, &p50, &p99, &n) == 4) {
+		} else if (sscanf(rp->line, "window %lf %lld %lld %lf %lf %lf %lf %lf %lf", &r, &p50, &p99, &n, &gc, &gi,
+				  &gw, &sc, &si) == 9) {
+			if (n == 0)
+				rp->empty++;
 			if (rp->windows < 32) {
 				rp->rps[rp->windows] = r;
 				rp->p50[rp->windows] = (double)p50;
@@ -167,8 +175,13 @@ static bool take(struct report *rp, const char *b, size_t n)
 				rp->windows++;
 			}
 			rp->replies += n;
-		} else if (!strcmp(rp->line, "done")) {
-			rp->cpu_done = process_cpu_ns();
+			rp->gen_cpu += gc;
+			rp->gen_idle = rp->gen_idle < 0 || gi < 0 ? -1 : rp->gen_idle + gi;
+			rp->gen_wall += gw;
+			rp->srv_cpu += sc;
+			rp->srv_idle = rp->srv_idle < 0 || si < 0 ? -1 : rp->srv_idle + si;
+		} else if (!strncmp(rp->line, "done", 4)) {
+			snprintf(rp->engine, sizeof rp->engine, "%s", rp->line[4] ? rp->line + 5 : "epoll");
 			rp->done = true;
 			return false;
 		} else {
@@ -243,16 +256,35 @@ static void epoll_server(int lfd, int res, struct report *rp)
 
 /* ---- one experiment ---- */
 
+/* What limited the run: how busy the server's CPU and the generator's were,
+ * and how much of that each process used itself (the rest is other work on
+ * the machine, or the kernel's interrupts). */
+static void bounds_note(char *b, size_t n, const struct report *rp)
+{
+	double wall = rp->gen_wall, srv = rp->srv_cpu;
+	int k = snprintf(b, n, "server %.2f us/request and %.0f%% of a CPU", srv / rp->replies / 1e3,
+			 100 * srv / wall);
+	if (k > 0 && (size_t)k < n && rp->srv_idle >= 0)
+		k += snprintf(b + k, n - (size_t)k, " (its CPU %.0f%% idle)", 100 * rp->srv_idle / wall);
+	if (k > 0 && (size_t)k < n && rp->gen_wall > 0)
+		k += snprintf(b + k, n - (size_t)k, "; load generator (%s) %.2f us/request and %.0f%% of its CPU",
+			      rp->engine, rp->gen_cpu / rp->replies / 1e3, 100 * rp->gen_cpu / rp->gen_wall);
+	if (k > 0 && (size_t)k < n && rp->gen_wall > 0 && rp->gen_idle >= 0)
+		snprintf(b + k, n - (size_t)k, " (%.0f%% idle)", 100 * rp->gen_idle / rp->gen_wall);
+}
+
 static void summarize(struct result *r, enum echo_stat s, struct report *rp)
 {
 	if (s == S_CPU) {
 		r->ok = rp->replies > 0;
 		r->reps = 1;
-		r->median = r->min = r->max = rp->replies > 0 ? (double)(rp->cpu_done - rp->cpu_ready) / rp->replies : 0;
+		r->median = r->min = r->max = rp->replies > 0 ? rp->srv_cpu / rp->replies : 0;
 		r->iters = (uint64_t)rp->replies;
-		snprintf(r->note, sizeof r->note, "server CPU time (every thread) per request answered");
-		if (!r->ok)
+		if (!r->ok) {
 			na(r, "no request answered");
+			return;
+		}
+		bounds_note(r->note, sizeof r->note, rp);
 		return;
 	}
 	if (s == S_MEM) {
@@ -269,6 +301,8 @@ static void summarize(struct result *r, enum echo_stat s, struct report *rp)
 	set_median(r, v);
 	reps = saved;
 	r->iters = (uint64_t)rp->conns;
+	if (s == S_RPS && rp->replies > 0)
+		bounds_note(r->note, sizeof r->note, rp);
 }
 
 static void run_echo(struct result *r, int conns, enum echo_stat s)
@@ -371,6 +405,11 @@ static void run_echo(struct result *r, int conns, enum echo_stat s)
 	}
 	if (!rp.done || rp.windows == 0) {
 		na(r, "the load generator stopped (status %d) after %d windows", st, rp.windows);
+		return;
+	}
+	if (rp.empty) {
+		na(r, "no request was answered in %d of the %d measuring windows: a stall of the server or the "
+		   "generator", rp.empty, rp.windows);
 		return;
 	}
 	summarize(r, s, &rp);

@@ -9,7 +9,7 @@
  * every metric of both binaries, pinned to one CPU, and turns the lines
  * into the Markdown table, the CSV and the chart.
  *
- *   bench-X --list          key|group|unit|flags|label|history, one a line
+ *   bench-X --list          key|group|unit|flags|label|history|env, one a line
  *   bench-X KEY             key,backend,status,median,min,max,reps,iters,sw_per_op,note
  *
  * Method (the papers' "dual loop" timing, without subtracting the loop):
@@ -41,7 +41,9 @@
  *      its rows belong in the table.
  *   3. Add fam_NAME.c to WEFT_BENCH_SRC in bench/CMakeLists.txt.
  * A row that needs Weft to define some sync calls names them in `needs`;
- * one that cannot run on a backend says why in na_weft / na_nptl.
+ * one that cannot run on a backend says why in na_weft / na_nptl; one that
+ * needs an environment (WEFT_ACTIVATIONS=off: the variables Weft reads when
+ * it starts) names it in env, and bench/run.sh sets it for the row's runs.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -296,9 +298,9 @@ static void list_metrics(void)
 	for (size_t f = 0; f < NFAMILIES; f++) {
 		for (size_t i = 0; i < families[f]->n; i++) {
 			const struct metric *m = &families[f]->metrics[i];
-			printf("%s|%s|%s|%s%s%s|%s|%s\n", m->key, m->group, unit_name[m->unit],
+			printf("%s|%s|%s|%s%s%s|%s|%s|%s\n", m->key, m->group, unit_name[m->unit],
 			       m->flags & F_UNPINNED ? "u" : "", m->flags & F_WEFT_ONLY ? "w" : "",
-			       m->flags & F_EPOLL ? "e" : "", m->label, m->history);
+			       m->flags & F_EPOLL ? "e" : "", m->label, m->history, m->env ? m->env : "");
 		}
 	}
 }

@@ -65,6 +65,7 @@ struct metric {
 	int64_t (*timed)(uint64_t n);
 	void (*oneshot)(struct result *r);
 	const char *na_weft, *na_nptl;
+	const char *env;             /* NAME=value ... set for the row's runs (run.sh) */
 };
 
 #define SYNC_MUTEX "pthread_mutex_lock pthread_mutex_unlock"

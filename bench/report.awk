@@ -208,6 +208,82 @@ function echo_target(k, b, op, want, what,   q, ok) {
 	return "- " what " " num(q, 2) "× — target " (op == ">=" ? "≥ " : "≤ ") want "×: " (ok ? "**met**" : "**missed**")
 }
 
+# Backend b's median of row k, formatted, or "n/a".
+function med_or_na(k, b) {
+	return status[k SUBSEP b] == "ok" ? fmt(k, med[k SUBSEP b]) : "n/a"
+}
+
+# x / y to two places, or "?" when either is missing.
+function div(k1, b1, k2, b2) {
+	if (status[k1 SUBSEP b1] != "ok" || status[k2 SUBSEP b2] != "ok" || med[k2 SUBSEP b2] <= 0)
+		return "?"
+	return num(med[k1 SUBSEP b1] / med[k2 SUBSEP b2], 2)
+}
+
+# Issue 13: a wrapped call that does not block against glibc's (NPTL) and
+# against the kernel call alone (row k "_raw", a syscall instruction, Weft's
+# binary).
+function overhead_line(k,   raw, s) {
+	raw = k "_raw"
+	s = "- " label[k] ": Weft " med_or_na(k, "weft") ", NPTL " med_or_na(k, "nptl") ", the call alone " \
+		med_or_na(raw, "weft") " — Weft ÷ NPTL " div(k, "weft", k, "nptl") "×, Weft ÷ alone " \
+		div(k, "weft", raw, "weft") "×"
+	if (status[k SUBSEP "weft"] == "ok" && status[raw SUBSEP "weft"] == "ok")
+		s = s " (" (med[k SUBSEP "weft"] >= med[raw SUBSEP "weft"] ? "+" : "−") \
+			fmt_ns(med[k SUBSEP "weft"] >= med[raw SUBSEP "weft"] ? med[k SUBSEP "weft"] - med[raw SUBSEP "weft"] : \
+			med[raw SUBSEP "weft"] - med[k SUBSEP "weft"]) ")"
+	return s
+}
+
+# The compute threads' rate the database-server rows put in their note.
+function units(k, b,   id) {
+	id = k SUBSEP b
+	if (status[id] != "ok" || !match(note[id], /: [0-9]+ hash units\/s/))
+		return "?"
+	return fmt_count(substr(note[id], RSTART + 2, RLENGTH - 15) + 0)
+}
+
+# The mean pread and write + fsync times the database-server rows put in their note: "R / S µs".
+function io_times(k, b,   id, r) {
+	id = k SUBSEP b
+	if (status[id] != "ok" || !match(note[id], /pread [0-9]+ us and write \+ fsync [0-9]+ us/))
+		return "?"
+	r = substr(note[id], RSTART + 6, RLENGTH - 9)
+	sub(/ us and write \+ fsync /, " / ", r)
+	return r " µs"
+}
+
+function activations_summary(   i, k, t) {
+	t = ""
+	for (i = 1; i <= nkeys; i++) {
+		k = order[i]
+		if ((k "_raw") in label)
+			t = t overhead_line(k) "\n"
+	}
+	if ("handoff_known" in label)
+		t = t "- handoff latency, known blocking (semop): Weft " med_or_na("handoff_known", "weft") ", NPTL " \
+			med_or_na("handoff_known", "nptl") " — Weft ÷ NPTL " div("handoff_known", "weft", "handoff_known", "nptl") "×\n"
+	if ("rejoin_busy" in label)
+		t = t "- rejoin latency, processor busy (post to the waiter running while another thread computes): Weft " \
+			med_or_na("rejoin_busy", "weft") ", NPTL " med_or_na("rejoin_busy", "nptl") "\n"
+	if ("handoff_unknown" in label)
+		t = t "- handoff latency, unknown blocking (a read another process answers after 200 ms): Weft " \
+			med_or_na("handoff_unknown", "weft") " (syscall instruction in the program's text " \
+			med_or_na("handoff_unknown_asm", "weft") ", WEFT_ACTIVATIONS=off " med_or_na("handoff_unknown_off", "weft") \
+			"), NPTL " med_or_na("handoff_unknown", "nptl") "\n"
+	if ("dbserver" in label)
+		t = t "- database server, queries per second: Weft " med_or_na("dbserver", "weft") ", NPTL on the same CPU " \
+			med_or_na("dbserver", "nptl") ((("dbserver" SUBSEP "nptl2") in status) ? " (on every CPU " med_or_na("dbserver", "nptl2") ")" : "") \
+			", Weft with WEFT_ACTIVATIONS=off " med_or_na("dbserver_off", "weft") " — Weft ÷ NPTL " \
+			div("dbserver", "weft", "dbserver", "nptl") "×, Weft ÷ Weft off " div("dbserver", "weft", "dbserver_off", "weft") \
+			"×; meanwhile the compute threads' hash units per second: Weft " units("dbserver", "weft") ", NPTL " \
+			units("dbserver", "nptl") ", Weft off " units("dbserver_off", "weft") "; mean pread / write + fsync as the threads " \
+			"saw them: Weft " io_times("dbserver", "weft") ", NPTL " io_times("dbserver", "nptl") ", Weft off " \
+			io_times("dbserver_off", "weft") "\n"
+	if (t != "")
+		printf "\nActivations (issue 13), measured (no targets):\n\n%s", t
+}
+
 END {
 	two = ("nptl2" in seen)
 	printf "| metric | Weft | NPTL | NPTL/Weft |%s papers (machine); peers |\n", two ? " NPTL, all CPUs |" : ""
@@ -251,6 +327,7 @@ END {
 	if ("preempt_latency" in label) t = t latency_line("preempt_latency") "\n"
 	if (t != "")
 		printf "\nTargets (issue 5):\n\n%s", t
+	activations_summary()
 	if ("echo10k_rps" in group) {
 		print ""
 		print "Targets (issue 12), echo server at 10,000 connections:"

@@ -98,15 +98,29 @@ run_one() {
 	printf '%s' "$line" | awk -F, '{ printf "  %-10s %-6s %s\n", "", $2, ($3 == "ok" ? $4 " " : "n/a: " $10) }' >&2
 }
 
+# The Activations family's database rows keep their data file (made once,
+# hundreds of MiB) for each other; remove it when the run ends, however it ends.
+# The places bench/fam_activations.c may choose, its name pattern only.
+cleanup_data() {
+	rm -f "$build/bench"/weft-bench-db-*MiB.dat* /var/tmp/weft-bench-db-*MiB.dat* /tmp/weft-bench-db-*MiB.dat*
+	if [ -n "${BENCH_DATA_DIR:-}" ]; then rm -f "$BENCH_DATA_DIR"/weft-bench-db-*MiB.dat*; fi
+}
+trap cleanup_data EXIT
+
 start=$(date +%s)
 load=$(cut -d' ' -f1-3 /proc/loadavg)
 echo "bench: $(wc -l <"$meta") metrics, Weft and NPTL${quick:+ (QUICK)}; $pin_note" >&2
-while IFS='|' read -r key group unit flags label history; do
-	echo "  $key" >&2
-	run_one weft "$bw" "$key" "${pin[@]}"
-	run_one nptl "$bn" "$key" "${pin[@]}"
+while IFS='|' read -r key group unit flags label history env; do
+	echo "  $key${env:+ ($env)}" >&2
+	# a row's own environment (the metric's env field, e.g. WEFT_ACTIVATIONS=off)
+	setenv=()
+	if [ -n "$env" ]; then
+		read -r -a setenv <<<"env $env"
+	fi
+	run_one weft "$bw" "$key" "${setenv[@]}" "${pin[@]}"
+	run_one nptl "$bn" "$key" "${setenv[@]}" "${pin[@]}"
 	if [ -z "$quick" ] && [[ $flags == *u* ]]; then
-		run_one nptl2 "$bn" "$key"
+		run_one nptl2 "$bn" "$key" "${setenv[@]}"
 	fi
 	if [[ $flags == *e* ]]; then
 		# the echo rows' third server: the hand-written epoll loop (fam_echo.c)

@@ -9,6 +9,9 @@
 EXPORT pthread_t pthread_self(void)
 {
 	__weft_ensure();
+	/* a kernel thread Weft did not make has a guest UT (runtime/guest.c) */
+	if (unlikely(__weft_where(__weft_vp()) == WHERE_FOREIGN))
+		return __weft_guest_self();
 	return __weft_handle(__weft_self());
 }
 

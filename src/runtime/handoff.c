@@ -119,6 +119,10 @@ void __weft_inbox_drain_slow(struct vp *vp)
 	while (fifo) {
 		struct ut *t = fifo;
 		fifo = t->q_next;
+		if (unlikely(t->guest_kt) && t == &t->guest_kt->req) {
+			__weft_guest_request(vp, t->guest_kt);   /* a guest's first time */
+			continue;
+		}
 		vp->offvp--;
 		vp->stat.rejoins++;
 		t->wait_kind = WAIT_NONE;

@@ -141,7 +141,9 @@ static void carry(struct kt *k)
 		__weft_arch_tp_set(k->tp);
 	__weft_preempt_carry();
 	__weft_raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&vp->prog_mask, 0, 8, 0, 0);
-	__weft_run_from_home(vp, &k->home);
+	struct ut *run = k->resume;
+	k->resume = NULL;
+	__weft_run_from_home(vp, &k->home, run);
 	/* a UT on k came home: k carries nothing now */
 	if (__weft_arch_tp_get() != k->tp)
 		__weft_arch_tp_set(k->tp);
@@ -163,9 +165,86 @@ static __attribute__((noreturn)) void home_loop(struct kt *k, bool promised)
 							      __ATOMIC_RELAXED));
 			__weft_preempt_kick(vp);
 		}
-		spare_park(k, !promised);
+		if (k->lend_to) {
+			/* the carrier chose a guest UT, which only its own kernel
+			 * thread runs (guest.c) */
+			struct kt *to = k->lend_to;
+			k->lend_to = NULL;
+			__weft_kt_give(to);
+		}
+		/* a guest's kernel thread waits off the list: only its UT's
+		 * turn wakes it */
+		spare_park(k, !promised && !k->guest);
 		carry(k);
 	}
+}
+
+/* Home code's first rule: no signal, no tick, no VP.  The program's mask
+ * goes with the VP to the next carrier. */
+static void let_go(struct vp *vp, struct kt *k, bool save_mask)
+{
+	if (save_mask) {
+		sigset_t all;
+		sigfillset(&all);
+		__weft_raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&all, (long)&vp->prog_mask, 8, 0, 0);
+	}
+	__weft_preempt_release(k);
+	__atomic_store_n(&vp->tid, 0, __ATOMIC_RELEASE);
+}
+
+void __weft_kt_lend_from(struct kt *k, struct ut *prev)
+{
+	struct vp *vp = __weft_vp();
+	struct ut *next = vp->cur;
+	if (__weft_kt_home_ready(k) != 0)
+		__weft_die("no memory for a kernel thread's home stack");
+	k->lend_to = next->guest_kt;
+	/* where the guest's kernel thread waits at home (back from a call
+	 * off the VP), it resumes the UT from there */
+	next->guest_kt->resume = next;
+	let_go(vp, k, true);
+	__weft_san_leave(prev, &k->home);
+	__weft_switch(&prev->sp, k->home.sp);
+	/* prev runs again: some carrier chose it and switched to it here */
+}
+
+void __weft_kt_give_and_wait(struct kt *k, struct kt *to, struct ut *run)
+{
+	struct vp *vp = __weft_vp();
+	to->resume = run;
+	let_go(vp, k, false);
+	__atomic_store_n(&k->gift, 0, __ATOMIC_RELAXED);
+	__weft_kt_give(to);
+	while (!__atomic_load_n(&k->gift, __ATOMIC_ACQUIRE))
+		futex(&k->gift, FUTEX_WAIT, 0);
+	k->resume = NULL;                 /* its UT goes on right here */
+	__weft_kt_guest_carry(k);
+}
+
+void __weft_kt_guest_carry(struct kt *k)
+{
+	struct vp *vp = __weft_vp();
+	k->gift = 0;
+	vp->carrier = k;
+	__atomic_store_n(&vp->tid, k->tid, __ATOMIC_RELEASE);
+	__weft_preempt_carry();
+}
+
+struct kt *__weft_kt_guest_make(pid_t tid)
+{
+	struct kt *k = mmap(NULL, sizeof *k, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (k == MAP_FAILED)
+		return NULL;
+	k->guest = true;
+	k->tid = tid;
+	k->tp = __weft_arch_tp_get();
+	k->req.guest_kt = k;
+	struct kt *head;
+	do {
+		head = __atomic_load_n(&kts.all, __ATOMIC_RELAXED);
+		k->all_next = head;
+	} while (!__atomic_compare_exchange_n(&kts.all, &head, k, false, __ATOMIC_RELEASE, __ATOMIC_RELAXED));
+	return k;
 }
 
 static void home_entry(void *p)

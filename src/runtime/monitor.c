@@ -331,8 +331,8 @@ void __weft_monitor_after_fork(struct vp *vp)
 enum weft_where __weft_where_slow(void)
 {
 	struct vp *vp = __weft_vp();
-	if (!__weft_started || (!vp->cur && !vp->take))
-		return WHERE_NONE;
+	if (!__weft_started || !vp->carrier)
+		return WHERE_NONE;                /* start-up has not made the VP yet */
 	uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
 	/* the monitor itself (a sanitizer's hooks in the glibc calls it makes
 	 * while it decides) never carries the VP and never waits for itself */
@@ -364,8 +364,9 @@ uint8_t __weft_enter_slow(void)
 	struct vp *vp = __weft_vp();
 	switch (__weft_where_slow()) {
 	case WHERE_NONE:
-	case WHERE_FOREIGN:
 		return 0;
+	case WHERE_FOREIGN:
+		return __weft_guest_enter();
 	case WHERE_AWAY:
 		__weft_away_return(__weft_kt_by_tid((pid_t)__weft_raw_syscall6(SYS_gettid, 0, 0, 0, 0, 0, 0)));
 		break;

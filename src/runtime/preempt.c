@@ -547,14 +547,22 @@ static bool timers_ready(struct vp *vp)
 	struct kt_timers *tt = timers();
 	if (tt->made)
 		return true;
+	/* A timer holds one of the user's queued-signal slots
+	 * (RLIMIT_SIGPENDING): while another process of the same user has
+	 * them all (a signal storm), timer_create says EAGAIN.  Slicing then
+	 * waits for the next chance (the next UT made ready) instead of
+	 * being given up for good; anything else turns it off. */
 	pid_t tid = vp->carrier->tid;
 	if (!make_timer(&tt->tick, TIMER_TICK, tid)) {
-		vp->preempt_on = false;
+		if (errno != EAGAIN)
+			vp->preempt_on = false;
 		return false;
 	}
 	if (!make_timer(&tt->retry, TIMER_RETRY, tid)) {
+		int e = errno;
 		timer_delete(tt->tick);
-		vp->preempt_on = false;
+		if (e != EAGAIN)
+			vp->preempt_on = false;
 		return false;
 	}
 	tt->made = true;

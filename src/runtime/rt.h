@@ -140,6 +140,8 @@ struct ut {
 	uint8_t mbox_full;            /* mailbox (sync/mailbox.c) holds a word */
 	uint8_t cancel;               /* CANCEL_* bits (posix/cancel.c) */
 	uint8_t cancel_point;         /* enum cancel_point, while parked */
+	struct kt *guest_kt;          /* a guest: the kernel thread Weft did not make that
+				       * this UT stands for, which alone runs it (guest.c) */
 	uint8_t away;                 /* taken off the VP by the monitor while its kernel
 				       * thread sat in the kernel (monitor.c); set by the
 				       * monitor holding the VP, cleared by the carrier */
@@ -655,11 +657,14 @@ struct weft_call {
 	uint8_t point;                    /* enum exit_point */
 	uint8_t on_vp;                    /* __weft_enter's answer */
 };
+void __weft_guest_leave(void) HIDDEN;
 static inline void __weft_call_end(struct weft_call *c)
 {
 	if (likely(c->on_vp)) {
 		__weft_epilogue((enum exit_point)c->point);
 		__weft_outcall_begin(__weft_vp());   /* back to the program's code */
+		if (unlikely(c->on_vp == 2))
+			__weft_guest_leave();        /* a guest gives the VP back */
 	}
 }
 #define WEFT_CALL() \
@@ -840,6 +845,18 @@ static inline long __weft_takeable_syscall6(long nr, long a1, long a2, long a3, 
 	__weft_outcall_end();
 	return r;
 }
+/* Guests (guest.c): a kernel thread Weft did not make enters Weft.  2 once
+ * it carries the VP as its guest UT; 0 when it cannot (it then runs the
+ * call as before, unprotected: no TLS of their own for UTs here). */
+uint8_t __weft_guest_enter(void) HIDDEN;
+extern bool __weft_guests_ok HIDDEN;     /* start-up: guests can be made here */
+/* The switch's seam for guests (sched.c, from switch_to with cur = next
+ * already): prev gives the VP to next where one of them is a guest. */
+void __weft_guest_switch(struct vp *vp, struct ut *prev, struct ut *next) HIDDEN;
+/* The inbox held a guest's first request: make its UT (carrier). */
+void __weft_guest_request(struct vp *vp, struct kt *k) HIDDEN;
+/* A guest's handle for pthread_self (any thread). */
+pthread_t __weft_guest_self(void) HIDDEN;
 /* The monitor: started (carrier) once a second UT exists; until it runs,
  * or cannot ever run, every create tries (settled says it is done). */
 extern bool __weft_monitor_settled HIDDEN;
@@ -888,6 +905,13 @@ struct kt {
 	struct ut *volatile away;         /* its UT the monitor took off the VP while it sat
 					   * in the kernel; set by the monitor, cleared by k */
 	struct kt *all_next;              /* every kt Weft knows, for lookup by tid */
+	/* guests (guest.c): a kernel thread Weft did not make */
+	bool guest;                       /* made by glibc or clone, not by Weft */
+	struct ut *gut;                   /* its guest UT, once the VP has made one */
+	struct ut req;                    /* its first request for the VP, queued on the inbox
+					   * (req.guest_kt == this kt marks it) */
+	struct kt *lend_to;               /* for its home: give the VP to this guest */
+	struct ut *resume;                /* handed the VP to run this UT (already RUNNING) */
 	struct kt_timers timers;
 	bool spare;                       /* made by Weft (not the VP's first thread) */
 };
@@ -908,6 +932,17 @@ struct kt *__weft_kt_spare_get(void) HIDDEN;
 int __weft_kt_home_ready(struct kt *k) HIDDEN;
 /* Hand the VP to k (parked spare): any kernel thread that owns the VP. */
 void __weft_kt_give(struct kt *k) HIDDEN;
+/* The calling kernel thread k, holding the VP, lets it go to `to` (a spare
+ * or a guest, to run `run` if not NULL, else to choose) and waits until it
+ * is handed the VP again (guest.c's guests); its UT cur stays as it is. */
+void __weft_kt_give_and_wait(struct kt *k, struct kt *to, struct ut *run) HIDDEN;
+/* Switch from prev to k's home, which gives the VP to k->lend_to (a guest)
+ * and parks k; returns when prev runs again (guest.c). */
+void __weft_kt_lend_from(struct kt *k, struct ut *prev) HIDDEN;
+/* Register the calling kernel thread, which Weft did not make (guest.c). */
+struct kt *__weft_kt_guest_make(pid_t tid) HIDDEN;
+/* k was handed the VP: it carries now (kthread.c's carry, for a guest). */
+void __weft_kt_guest_carry(struct kt *k) HIDDEN;
 /* The kt of kernel thread `tid`, or NULL (any thread, signal-safe: the list
  * only grows and a kt is never freed). */
 struct kt *__weft_kt_by_tid(pid_t tid) HIDDEN;
@@ -947,7 +982,7 @@ static inline void __weft_inbox_drain(struct vp *vp)
 }
 /* The carrier becomes k's: run UTs from k's home until a UT on k comes
  * home (sched.c). */
-void __weft_run_from_home(struct vp *vp, struct ut *home) HIDDEN;
+void __weft_run_from_home(struct vp *vp, struct ut *home, struct ut *run) HIDDEN;
 /* The sanitizers' fiber switch around a switch made outside switch_to. */
 void __weft_san_leave(struct ut *prev, struct ut *next) HIDDEN;
 void __weft_san_enter(struct ut *self) HIDDEN;

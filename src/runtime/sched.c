@@ -162,6 +162,12 @@ static inline void switch_to(struct vp *vp, struct ut *next)
 		 * (tls.c), each carries its own thread pointer; one made before
 		 * gets its block now, before it runs. */
 		if (vp->tp_on) {
+			if (unlikely(next->guest_kt || prev->guest_kt)) {
+				/* a guest runs only on its own kernel thread */
+				__weft_guest_switch(vp, prev, next);
+				switched_in(vp);
+				return;
+			}
 			if (unlikely(!next->tp))
 				__weft_tls_attach_late(next);
 			if (next->tp != prev->tp)
@@ -336,21 +342,45 @@ void __weft_schedule(void)
  * signal handler run from the idle loop runs as on a parked UT).  Returns
  * when a UT on this kernel thread comes home from a blocking call.
  */
-void __weft_run_from_home(struct vp *vp, struct ut *home)
+void __weft_run_from_home(struct vp *vp, struct ut *home, struct ut *run)
 {
 	home->state = UT_BLOCKED;
+	struct ut *next = run;
+	if (run) {
+		/* handed the VP to run this one (guest.c): it is RUNNING already */
+		vp->cur = run;
+		goto go;
+	}
 	vp->cur = home;
 	__weft_inbox_drain(vp);
 	run_due_timers(vp);
 	int p = __weft_highest_ready(vp);
 	if (p < 0)
 		p = idle(vp);
-	struct ut *next = choose(vp, p);
+	next = choose(vp, p);
 	rq_unlink(vp, next);
 	WEFT_STATE(next, UT_RUNNING);
 	vp->cur = next;
+	if (unlikely(next->guest_kt)) {
+		/* only its own kernel thread runs a guest: home lends it the VP */
+		vp->carrier->lend_to = next->guest_kt;
+		next->guest_kt->resume = next;
+		vp->cur_since = vp->async.ticks;
+		vp->stat.switches++;
+		sigset_t all;
+		sigfillset(&all);
+		__weft_raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&all, (long)&vp->prog_mask, 8, 0, 0);
+		__weft_preempt_release(vp->carrier);
+		__atomic_store_n(&vp->tid, 0, __ATOMIC_RELEASE);
+		return;
+	}
+go:
 	vp->cur_since = vp->async.ticks;
 	vp->stat.switches++;
+	/* a new carrier starts with the tick off (handoff.c, monitor.c): UTs
+	 * already waiting behind the one it runs get their slice from here */
+	if (vp->nready)
+		__weft_preempt_arm(vp);
 	if (vp->tp_on) {
 		if (unlikely(!next->tp))
 			__weft_tls_attach_late(next);

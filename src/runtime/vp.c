@@ -166,6 +166,8 @@ void __weft_init(void)
 		__weft_stack_set_default_size(proc->cfg.stack_size);
 	__weft_fault_init();
 	__weft_tls_init();
+	/* a kernel thread Weft did not make can be given the VP (guest.c) */
+	__weft_guests_ok = __weft_activations_on() && __weft_tls_takeover_prepare();
 	__weft_preempt_init();
 	__weft_sched_debug_init();
 	__weft_dump_signal_init();

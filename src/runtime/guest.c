@@ -1,0 +1,177 @@
+/*
+ * guest.c — kernel threads Weft did not make (glibc's own pthread_create,
+ * called by jemalloc or glibc's helpers; clone) that call into Weft.
+ *
+ * Owns: each such thread's guest UT and the rule that it runs only on its
+ * own kernel thread.
+ *
+ * A foreign kernel thread F that enters Weft (an exported call finds it is
+ * neither the carrier nor a kernel thread back from a takeover: rt.h,
+ * __weft_where) must not touch runtime state until it carries the VP.  It
+ * queues a request on the VP's inbox (its kt's `req` the first time, its
+ * guest UT G afterwards), kicks the carrier and waits on its own futex
+ * word.  The carrier makes G (the first time) and queues it like any UT
+ * back from the kernel; when the one chooser picks G, the carrier, which
+ * cannot run F's stack, lends F the VP: it switches to its own home, which
+ * hands the VP to F and parks.  F carries the VP for as long as G runs:
+ * through the Weft call, and through any wait inside it — when G parks,
+ * F gives the VP to a spare that runs the chosen UT and waits until G is
+ * chosen again.  When the call returns, G leaves: it is counted off the
+ * VP like a UT in a blocking call, and F hands the VP to a spare and goes
+ * on with its own code, without it.
+ *
+ * So a foreign thread gets a handle (pthread_self), its priority and its
+ * waits are Weft's, and its blocking outside Weft stops nobody.  Each Weft
+ * call it makes costs two handoffs (tens of µs).  Guests need UTs to have
+ * TLS of their own (G runs on F's own thread pointer): the first guest
+ * turns that on; where it cannot be (WEFT_TLS=off, an unknown glibc), and
+ * in static programs, a foreign thread runs its Weft calls unprotected, as
+ * before, and one line says so.
+ *
+ * Async readers: F reads and writes only its own kt (gift, req) and the
+ * inbox (atomic push) until it carries the VP.
+ */
+#include "rt.h"
+#include "../arch/arch.h"
+
+#include <linux/futex.h>
+#include <string.h>
+#include <sys/syscall.h>
+
+#define TCB_SELF 0x10                /* tcbhead_t's self (glibc, x86-64) */
+#define TCB_STACKBLOCK 1680          /* struct pthread: stackblock, stackblock_size */
+#define TCB_STACKBLOCK_SIZE 1688
+
+/* Set at start-up: per-UT TLS can be had, and kernel threads can be. */
+bool __weft_guests_ok;
+static bool warned;
+
+uint8_t __weft_guest_enter(void)
+{
+	struct vp *vp = __weft_vp();
+	if (!__atomic_load_n(&__weft_guests_ok, __ATOMIC_ACQUIRE)) {
+		if (!__atomic_exchange_n(&warned, true, __ATOMIC_RELAXED))
+			__weft_warn("weft: a kernel thread Weft did not make calls into Weft, and cannot be "
+				    "given the VP here (no per-thread TLS, or a static program): it runs unprotected");
+		return 0;
+	}
+	pid_t me = (pid_t)__weft_raw_syscall6(SYS_gettid, 0, 0, 0, 0, 0, 0);
+	struct kt *k = __weft_kt_by_tid(me);
+	if (!k)
+		k = __weft_kt_guest_make(me);
+	if (!k || !k->guest)
+		return 0;
+	struct ut *x = k->gut ? k->gut : &k->req;
+	__atomic_store_n(&k->gift, 0, __ATOMIC_RELAXED);
+	struct ut *head;
+	do {
+		head = __atomic_load_n(&vp->inbox, __ATOMIC_RELAXED);
+		x->q_next = head;
+	} while (!__atomic_compare_exchange_n(&vp->inbox, &head, x, false, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED));
+	__weft_preempt_kick(vp);
+	while (!__atomic_load_n(&k->gift, __ATOMIC_ACQUIRE))
+		__weft_raw_syscall6(SYS_futex, (long)&k->gift, FUTEX_WAIT | FUTEX_PRIVATE_FLAG, 0, 0, 0, 0);
+	/* the VP is F's: the carrier that lent it made G the running UT */
+	k->resume = NULL;
+	__weft_kt_guest_carry(k);
+	__weft_switched_in(vp);
+	vp->in_weft = 1;
+	return 2;
+}
+
+/* Where F's stack is, as glibc recorded it for a thread of its own (the
+ * TCB names itself); unknown for a clone that shares another's TCB (the
+ * entries' fast test then fails for G and the slow one finds the carrier). */
+static void guest_stack(struct ut *t, const struct kt *k)
+{
+	const char *tp = k->tp;
+	if (tp && *(const char *const *)(tp + TCB_SELF) == tp) {
+		char *lo = *(char *const *)(tp + TCB_STACKBLOCK);
+		size_t size = *(const size_t *)(tp + TCB_STACKBLOCK_SIZE);
+		if (lo && size) {
+			t->stack.lo = lo;
+			t->stack.hi = lo + size;
+		}
+	}
+	t->stack.kind = STACK_USER;
+}
+
+void __weft_guest_request(struct vp *vp, struct kt *k)
+{
+	if (!k->gut) {
+		if (!vp->tp_on) {
+			__weft_tls_takeover_prepare();
+			__weft_tls_takeover_turn_on();
+		}
+		struct ut *t = __weft_ut_alloc();
+		if (!t)
+			__weft_die("no thread slot for a kernel thread Weft did not make");
+		t->id = __weft_proc.next_id++;
+		t->guest_kt = k;
+		t->tp = k->tp;
+		t->detached = 1;
+		t->policy = SCHED_OTHER;
+		memcpy(t->name, "foreign", 8);
+		guest_stack(t, k);
+		__weft_proc.live++;
+		vp->stat.created++;
+		k->gut = t;
+	}
+	__weft_ready(k->gut);
+}
+
+void __weft_guest_switch(struct vp *vp, struct ut *prev, struct ut *next)
+{
+	struct kt *me = vp->carrier;
+	if (!prev->guest_kt) {
+		/* an ordinary UT gives way to a guest: lend its kernel thread
+		 * the VP from this one's home */
+		__weft_kt_lend_from(me, prev);
+		return;
+	}
+	/* prev is this kernel thread's own guest: it waits here until it is
+	 * chosen again, and the VP goes to whoever runs next */
+	struct kt *to = next->guest_kt;
+	if (!to) {
+		to = __weft_kt_spare_get();
+		if (!to)
+			__weft_die("no kernel thread to run the next thread while a foreign thread waits "
+				   "(WEFT_MAX_KTHREADS)");
+		__weft_kt_give_and_wait(me, to, next);
+	} else {
+		__weft_kt_give_and_wait(me, to, next);
+	}
+}
+
+void __weft_guest_leave(void)
+{
+	struct vp *vp = __weft_vp();
+	struct kt *k = vp->carrier;
+	struct ut *g = vp->cur;
+	if (!g || g->guest_kt != k)
+		return;
+	struct kt *to = __weft_kt_spare_get();
+	if (!to)
+		return;                       /* keeps the VP, as a UT would, until it next parks */
+	WEFT_STATE(g, UT_BLOCKED);
+	g->wait_kind = WAIT_SYSCALL;
+	vp->offvp++;
+	vp->cur = NULL;
+	__weft_preempt_release(k);
+	__atomic_store_n(&vp->tid, 0, __ATOMIC_RELEASE);
+	to->resume = NULL;
+	__weft_kt_give(to);
+}
+
+pthread_t __weft_guest_self(void)
+{
+	pid_t me = (pid_t)__weft_raw_syscall6(SYS_gettid, 0, 0, 0, 0, 0, 0);
+	struct kt *k = __weft_kt_by_tid(me);
+	if (k && k->gut)
+		return __weft_handle(k->gut);
+	if (__weft_guest_enter() != 2)
+		return __weft_handle(__weft_self());
+	pthread_t h = __weft_handle(__weft_self());
+	__weft_guest_leave();
+	return h;
+}
