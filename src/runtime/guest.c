@@ -157,8 +157,7 @@ void __weft_guest_leave(void)
 	g->wait_kind = WAIT_SYSCALL;
 	vp->offvp++;
 	vp->cur = NULL;
-	__weft_preempt_release(k);
-	__atomic_store_n(&vp->tid, 0, __ATOMIC_RELEASE);
+	__weft_kt_let_go(k, false);
 	to->resume = NULL;
 	__weft_kt_give(to);
 }

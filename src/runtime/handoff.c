@@ -62,12 +62,8 @@ void __weft_blocking_begin(struct weft_blocking *b)
 	x->wait_obj = NULL;
 	vp->offvp++;
 	/* the program's mask goes with the VP; K takes no signal off the VP */
-	sigset_t all;
-	sigfillset(&all);
-	__weft_raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&all, (long)&vp->prog_mask, 8, 0, 0);
-	__weft_preempt_release(k);
 	vp->cur = NULL;
-	__atomic_store_n(&vp->tid, 0, __ATOMIC_RELEASE);
+	__weft_kt_let_go(k, true);
 	__weft_kt_give(to);
 }
 
@@ -75,14 +71,7 @@ void __weft_blocking_end(struct weft_blocking *b)
 {
 	if (likely(!b->handed))
 		return;
-	struct kt *k = b->k;
-	struct ut *x = b->self;
-	/* home: queue x, wake the carrier, park (kthread.c) */
-	k->rejoin = x;
-	__weft_san_leave(x, &k->home);
-	__weft_switch(&x->sp, k->home.sp);
-	/* x runs again: some carrier chose it and switched to it here */
-	__weft_switched_in(__weft_vp());
+	__weft_kt_go_home(b->k, b->self);
 }
 
 long __weft_blocking_syscall6(long nr, long a, long b, long c, long d, long e, long f)

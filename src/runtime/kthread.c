@@ -180,9 +180,11 @@ static __attribute__((noreturn)) void home_loop(struct kt *k, bool promised)
 }
 
 /* Home code's first rule: no signal, no tick, no VP.  The program's mask
- * goes with the VP to the next carrier. */
-static void let_go(struct vp *vp, struct kt *k, bool save_mask)
+ * goes with the VP to the next carrier.  The one place a carrier lets the
+ * VP go (handoff.c, guest.c, the chooser's lend). */
+void __weft_kt_let_go(struct kt *k, bool save_mask)
 {
+	struct vp *vp = __weft_vp();
 	if (save_mask) {
 		sigset_t all;
 		sigfillset(&all);
@@ -202,7 +204,7 @@ void __weft_kt_lend_from(struct kt *k, struct ut *prev)
 	/* where the guest's kernel thread waits at home (back from a call
 	 * off the VP), it resumes the UT from there */
 	next->guest_kt->resume = next;
-	let_go(vp, k, true);
+	__weft_kt_let_go(k, true);
 	__weft_san_leave(prev, &k->home);
 	__weft_switch(&prev->sp, k->home.sp);
 	/* prev runs again: some carrier chose it and switched to it here */
@@ -210,9 +212,8 @@ void __weft_kt_lend_from(struct kt *k, struct ut *prev)
 
 void __weft_kt_give_and_wait(struct kt *k, struct kt *to, struct ut *run)
 {
-	struct vp *vp = __weft_vp();
 	to->resume = run;
-	let_go(vp, k, false);
+	__weft_kt_let_go(k, false);
 	__atomic_store_n(&k->gift, 0, __ATOMIC_RELAXED);
 	__weft_kt_give(to);
 	while (!__atomic_load_n(&k->gift, __ATOMIC_ACQUIRE))
@@ -414,4 +415,14 @@ void __weft_kt_counts(uint64_t *made, uint64_t *spare)
 {
 	*made = kts.made;
 	*spare = kts.parked;
+}
+
+void __weft_kt_go_home(struct kt *k, struct ut *x)
+{
+	/* home: queue x, wake the carrier, park (home_loop) */
+	k->rejoin = x;
+	__weft_san_leave(x, &k->home);
+	__weft_switch(&x->sp, k->home.sp);
+	/* x runs again: some carrier chose it and switched to it here */
+	__weft_switched_in(__weft_vp());
 }

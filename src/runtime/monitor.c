@@ -387,9 +387,5 @@ void __weft_away_return(struct kt *k)
 	__weft_raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&all, 0, 8, 0, 0);
 	__weft_preempt_away_done(k);
 	__atomic_store_n(&k->away, NULL, __ATOMIC_RELEASE);
-	k->rejoin = x;
-	__weft_san_leave(x, &k->home);
-	__weft_switch(&x->sp, k->home.sp);
-	/* x runs again: some carrier chose it and switched to it here */
-	__weft_switched_in(__weft_vp());
+	__weft_kt_go_home(k, x);
 }

@@ -251,10 +251,16 @@ struct vp_deferred {
 struct vp {
 	/* ---- VP-local ---- */
 	struct ut *cur;                   /* the RUNNING UT; async: read by handlers
-					   * only after the PC test said "unprotected" */
+					   * only after the PC test said "unprotected";
+					   * by every entry on any kernel thread (__weft_where:
+					   * a pointer load, its stack bounds compared only);
+					   * by the monitor to decide, re-checked after its
+					   * fence (monitor.c) */
 	struct ut *exiting;               /* exited UT whose stack awaits release */
 	uint64_t ready_bits[2];           /* bit p set iff rq[p] non-empty */
-	/* What a switch must look at beyond the plain queues, in one load:
+	/* What a switch must look at beyond the plain queues, in one load
+	 * (the monitor also reads noswitch_set: it leaves a VP alone whose
+	 * handler runs over protected code):
 	 * noswitch_set mirrors noswitch.sp != 0 (written with it, by the
 	 * dispatcher; cleared by the mainline when stale); debug_pick says a
 	 * debug scheduler chooses within a level, trace_on that WEFT_TRACE
@@ -287,12 +293,15 @@ struct vp {
 	volatile uint8_t idle;            /* the VP waits in the kernel with no UT to run;
 					   * async: read by the tick (nothing to preempt) and
 					   * by a kernel thread that pushed to the inbox
-					   * (handoff's kick: wake it, seq_cst, sched.c) */
+					   * (handoff's kick: wake it, seq_cst, sched.c);
+					   * by the monitor, which leaves an idle VP alone */
 	bool preempt_on;                  /* time slicing enabled and possible */
 	uint64_t cur_since;               /* async.ticks when cur was switched in */
 	uint32_t cancel_armed;            /* UTs with CANCEL_ARMED set (posix/cancel.c) */
 	uint64_t caught_seen;             /* async.caught when pause() callers were last woken */
-	struct weft_counters stat;
+	struct weft_counters stat;        /* VP-local, but the monitor reads stat.switches
+					   * (a relaxed load: "has the VP moved?"), and
+					   * writes takeovers while it holds the VP */
 	/* ---- the exit hook: work for the epilogue, tested with one load ----
 	 * dispatch_pending: set by the tick and by switch points that had to
 	 * decline (noswitch); cleared by the mainline *before* it acts, so a tick
@@ -319,7 +328,8 @@ struct vp {
 	 * before it runs a UT.  Async: read by the tick and the dispatcher on
 	 * any kernel thread to tell whether they run on the carrier. */
 	volatile pid_t tid;
-	struct kt *carrier;
+	struct kt *carrier;               /* async: read by the monitor to decide (re-checked
+					   * against tid after its fence) */
 	sigset_t prog_mask;               /* the program's signal mask, carried from one
 					   * carrier to the next at a handoff */
 	int *errnop;                      /* errno to save and restore at a switch: the kernel
@@ -930,6 +940,12 @@ struct kt *__weft_kt_spare_get(void) HIDDEN;
  * gets a small stack of its own).  0 or EAGAIN.  Whoever holds the VP (the
  * carrier, or the monitor in a takeover). */
 int __weft_kt_home_ready(struct kt *k) HIDDEN;
+/* The carrier k lets the VP go: every signal blocked (the program's mask
+ * saved into the VP when save_mask), k's timers disarmed, vp->tid 0. */
+void __weft_kt_let_go(struct kt *k, bool save_mask) HIDDEN;
+/* k, off the VP on x's stack, switches to its home, which queues x on the
+ * inbox and parks k; returns when a carrier runs x again. */
+void __weft_kt_go_home(struct kt *k, struct ut *x) HIDDEN;
 /* Hand the VP to k (parked spare): any kernel thread that owns the VP. */
 void __weft_kt_give(struct kt *k) HIDDEN;
 /* The calling kernel thread k, holding the VP, lets it go to `to` (a spare

@@ -367,11 +367,7 @@ void __weft_run_from_home(struct vp *vp, struct ut *home, struct ut *run)
 		next->guest_kt->resume = next;
 		vp->cur_since = vp->async.ticks;
 		vp->stat.switches++;
-		sigset_t all;
-		sigfillset(&all);
-		__weft_raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&all, (long)&vp->prog_mask, 8, 0, 0);
-		__weft_preempt_release(vp->carrier);
-		__atomic_store_n(&vp->tid, 0, __ATOMIC_RELEASE);
+		__weft_kt_let_go(vp->carrier, true);
 		return;
 	}
 go:
