@@ -7,9 +7,8 @@
  * foreign thread's handle stable and its own, its priority readable, and
  * the UTs run on while the foreign threads block outside Weft.
  */
-#include "check.h"
+#include "foreign.h"
 
-#include <dlfcn.h>
 #include <linux/futex.h>
 #include <sched.h>
 #include <signal.h>
@@ -102,18 +101,10 @@ static int clone_body(void *arg)
 	return 0;
 }
 
-typedef int (*create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
-typedef int (*join_fn)(pthread_t, void **);
 
 int main(void)
 {
-#ifdef WEFT_TEST_SANITIZE
-	SKIP("sanitizer builds: AddressSanitizer's thread state is one per process under Weft");
-#endif
-	create_fn glibc_create = (create_fn)dlvsym(RTLD_NEXT, "pthread_create", "GLIBC_2.34");
-	join_fn glibc_join = (join_fn)dlvsym(RTLD_NEXT, "pthread_join", "GLIBC_2.34");
-	if (!glibc_create || !glibc_join)
-		SKIP("no dlvsym(RTLD_NEXT) here (a static program?)");
+	FOREIGN_SETUP(glibc_create, glibc_join);
 
 	struct weft_stats s0 = test_stats();
 	pthread_t u1, u2, u3;

@@ -20,6 +20,12 @@
  * VP like a UT in a blocking call, and F hands the VP to a spare and goes
  * on with its own code, without it.
  *
+ * F's thread-specific values are G's, which only F touches: after its
+ * first stored value (which makes G) it reaches them without the VP.  F
+ * registers its end with glibc (its own thread_local destructor list):
+ * then G's keys' destructors run on F, G's slot is freed and F's kt is
+ * left for the next foreign thread (tid 0).
+ *
  * So a foreign thread gets a handle (pthread_self), its priority and its
  * waits are Weft's, and its blocking outside Weft stops nobody.  Each Weft
  * call it makes costs two handoffs (tens of µs).  Guests need UTs to have
@@ -28,13 +34,18 @@
  * in static programs, a foreign thread runs its Weft calls unprotected, as
  * before, and one line says so.
  *
- * Async readers: F reads and writes only its own kt (gift, req) and the
- * inbox (atomic push) until it carries the VP.
+ * Async readers: F reads and writes only its own kt (gift, req), its G's
+ * thread-specific values (nobody else's), the inbox (atomic push) and the
+ * monitor's start (under its lock) until it carries the VP.  A kt's tid is
+ * read by any kernel thread (lookup by tid); it is set by its own thread
+ * (make, or a CAS from 0 to claim an ended guest's kt) and cleared by it
+ * at its end, all atomically.
  */
 #include "rt.h"
 #include "../arch/arch.h"
 
 #include <linux/futex.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 
@@ -46,6 +57,20 @@
 bool __weft_guests_ok;
 static bool warned;
 
+/* glibc's, for C++ thread_local destructors: run when the thread ends. */
+extern int __cxa_thread_atexit_impl(void (*fn)(void *), void *obj, void *dso);
+extern void *__dso_handle;
+
+/* F is a thread glibc made (its TCB names itself), so glibc runs F's
+ * thread_local destructors when it ends; a bare clone does not. */
+static bool glibc_thread(const struct kt *k)
+{
+	const char *tp = k->tp;
+	return tp && *(const char *const *)(tp + TCB_SELF) == tp;
+}
+
+static void guest_thread_exit(void *p);
+
 uint8_t __weft_guest_enter(void)
 {
 	struct vp *vp = __weft_vp();
@@ -55,12 +80,18 @@ uint8_t __weft_guest_enter(void)
 				    "given the VP here (no per-thread TLS, or a static program): it runs unprotected");
 		return 0;
 	}
+	if (__weft_on_monitor())
+		return 0;                     /* the monitor never waits for the VP */
 	pid_t me = (pid_t)__weft_raw_syscall6(SYS_gettid, 0, 0, 0, 0, 0, 0);
 	struct kt *k = __weft_kt_by_tid(me);
 	if (!k)
 		k = __weft_kt_guest_make(me);
 	if (!k || !k->guest)
 		return 0;
+	/* the carrier may sit in an unwrapped call with nothing else to run:
+	 * only the monitor can take the VP from it */
+	if (!__atomic_load_n(&__weft_monitor_settled, __ATOMIC_ACQUIRE))
+		__weft_monitor_start(true);
 	struct ut *x = k->gut ? k->gut : &k->req;
 	__atomic_store_n(&k->gift, 0, __ATOMIC_RELAXED);
 	struct ut *head;
@@ -76,6 +107,17 @@ uint8_t __weft_guest_enter(void)
 	__weft_kt_guest_carry(k);
 	__weft_switched_in(vp);
 	vp->in_weft = 1;
+	if (!k->exit_hooked && glibc_thread(k)) {
+		/* G ends with F: glibc runs F's C++ thread_local destructors
+		 * when F ends, and this one among them (its own list, in F's
+		 * TCB; it allocates, so the call is out of Weft's code) */
+		k->exit_hooked = true;
+		__weft_outcall_begin(vp);
+		int r = __cxa_thread_atexit_impl(guest_thread_exit, k, &__dso_handle);
+		__weft_outcall_end();
+		if (r != 0)
+			k->exit_hooked = false;  /* no memory: tried at its next call */
+	}
 	return 2;
 }
 
@@ -99,10 +141,9 @@ static void guest_stack(struct ut *t, const struct kt *k)
 void __weft_guest_request(struct vp *vp, struct kt *k)
 {
 	if (!k->gut) {
-		if (!vp->tp_on) {
-			__weft_tls_takeover_prepare();
-			__weft_tls_takeover_turn_on();
-		}
+		__weft_kt_multiple_threads_on();
+		if (!vp->tp_on)
+			__weft_monitor_tls_on();
 		struct ut *t = __weft_ut_alloc();
 		if (!t)
 			__weft_die("no thread slot for a kernel thread Weft did not make");
@@ -160,6 +201,60 @@ void __weft_guest_leave(void)
 	__weft_kt_let_go(k, false);
 	to->resume = NULL;
 	__weft_kt_give(to);
+}
+
+/*
+ * F ends (glibc calls this among F's thread_local destructors, on F): G
+ * ends with it, as a UT does at pthread_exit — its keys' destructors run
+ * on F as G, with the VP, then G's slot is freed, F's kt is left with tid
+ * 0 for the next foreign thread to claim (a later thread may be given
+ * F's tid by the kernel), and the VP goes to a spare.
+ */
+static void guest_thread_exit(void *p)
+{
+	struct kt *k = p;
+	if (__weft_guest_enter() != 2)
+		return;
+	struct vp *vp = __weft_vp();
+	struct ut *g = vp->cur;
+	if (g != k->gut || vp->carrier != k) {
+		__weft_guest_leave();
+		return;
+	}
+	__weft_hooks.ut_exiting(g);
+	/* the destructors called out of Weft and back: F carries still */
+	struct kt *to = __weft_kt_spare_get();
+	if (!to)
+		__weft_die("no kernel thread to take the VP from a foreign thread that ends "
+			   "(WEFT_MAX_KTHREADS)");
+	k->gut = NULL;
+	k->exit_hooked = false;
+	__weft_hooks.ut_reaped(g);
+	__weft_ut_free(g);
+	vp->stat.exited++;
+	if (--__weft_proc.live == 0)
+		exit(0);
+	vp->cur = NULL;
+	__weft_kt_let_go(k, false);
+	__weft_preempt_forget(k);
+	__atomic_store_n(&k->tid, 0, __ATOMIC_RELEASE);
+	to->resume = NULL;
+	__weft_kt_give(to);
+}
+
+struct ut *__weft_guest_ut(bool make)
+{
+	if (__weft_on_monitor() || !__atomic_load_n(&__weft_guests_ok, __ATOMIC_ACQUIRE))
+		return NULL;
+	pid_t me = (pid_t)__weft_raw_syscall6(SYS_gettid, 0, 0, 0, 0, 0, 0);
+	struct kt *k = __weft_kt_by_tid(me);
+	if (k && k->guest && k->gut)
+		return k->gut;
+	if (!make || __weft_guest_enter() != 2)
+		return NULL;
+	struct ut *g = __weft_self();
+	__weft_guest_leave();
+	return g;
 }
 
 pthread_t __weft_guest_self(void)

@@ -233,6 +233,22 @@ void __weft_kt_guest_carry(struct kt *k)
 
 struct kt *__weft_kt_guest_make(pid_t tid)
 {
+	/* a guest whose kernel thread ended (guest.c) left its kt with tid
+	 * 0: the first newcomer to claim it by CAS has it, so a program
+	 * that makes and ends foreign threads forever holds a bounded set */
+	for (struct kt *k = __atomic_load_n(&kts.all, __ATOMIC_ACQUIRE); k; k = k->all_next) {
+		pid_t zero = 0;
+		if (k->guest && __atomic_load_n(&k->tid, __ATOMIC_ACQUIRE) == 0 &&
+		    __atomic_compare_exchange_n(&k->tid, &zero, tid, false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
+			k->tp = __weft_arch_tp_get();
+			k->gut = NULL;
+			k->exit_hooked = false;
+			k->resume = NULL;
+			k->lend_to = NULL;
+			k->gift = 0;
+			return k;
+		}
+	}
 	struct kt *k = mmap(NULL, sizeof *k, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (k == MAP_FAILED)
 		return NULL;
@@ -367,12 +383,19 @@ struct kt *__weft_kt_spare_for_monitor(void)
 	return spare_take(__weft_arch_tp_get());
 }
 
-int __weft_kt_glibc_thread(void *(*fn)(void *), void *arg)
+int __weft_kt_glibc_thread(void *(*fn)(void *), void *arg, bool foreign)
 {
 	if (!__weft_activations_on())
 		return ENOSYS;
+	if (foreign)                      /* its own thread block, told by glibc */
+		return glibc_thread(fn, arg, __weft_arch_tp_get());
 	multiple_threads_on();
 	return glibc_thread(fn, arg, __weft_vp()->carrier->tp);
+}
+
+void __weft_kt_multiple_threads_on(void)
+{
+	multiple_threads_on();
 }
 
 void __weft_kt_each(void (*fn)(struct kt *))
@@ -400,7 +423,7 @@ struct kt *__weft_kt_by_tid(pid_t tid)
 	if (kts.kt0.tid == tid)
 		return &kts.kt0;
 	for (struct kt *k = __atomic_load_n(&kts.all, __ATOMIC_ACQUIRE); k; k = k->all_next)
-		if (k->tid == tid)
+		if (__atomic_load_n(&k->tid, __ATOMIC_ACQUIRE) == tid)
 			return k;
 	return NULL;
 }

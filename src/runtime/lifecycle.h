@@ -72,7 +72,7 @@ static inline __attribute__((always_inline)) int __weft_ut_spawn_inline(const st
 	vp->stat.created++;
 	/* a second UT: blocking in unwrapped calls can now stop someone */
 	if (unlikely(!__weft_monitor_settled))
-		__weft_monitor_start();
+		__weft_monitor_start(false);
 	if (unlikely(vp->sched_debug || __weft_proc.trace))
 		__weft_debug_created(self, t);
 	__weft_ready(t);

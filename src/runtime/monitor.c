@@ -67,6 +67,11 @@ static struct {
  * thread, UTs included, reads false). */
 static __thread bool on_monitor;
 
+bool __weft_on_monitor(void)
+{
+	return on_monitor;
+}
+
 /* What /proc says a kernel thread is doing. */
 struct sample {
 	bool asleep;                     /* S or D: in the kernel, off the CPU */
@@ -216,6 +221,7 @@ static void take_over(struct vp *vp, pid_t tid, uint64_t switches, const struct 
 	vp->stat.takeovers++;
 	read_mask(tid, &vp->prog_mask);
 	__weft_tls_takeover_turn_on();
+	__weft_kt_multiple_threads_on();
 	/* x may go on with the first kernel thread's own block (it ran on it
 	 * without TLS of its own): that thread's home must then use another */
 	if (x->tp == vp->tp0 && k->tp != vp->tp0)
@@ -265,7 +271,11 @@ static void *monitor_main(void *arg)
 		pid_t tid = __atomic_load_n(&vp->tid, __ATOMIC_ACQUIRE);
 		uint64_t switches = __atomic_load_n(&vp->stat.switches, __ATOMIC_RELAXED);
 		struct sample s;
-		if (tid == 0 || vp->idle || vp->in_weft || __atomic_load_n(&__weft_proc.live, __ATOMIC_RELAXED) < 2 ||
+		/* nobody else to run: neither a second UT nor a foreign thread's
+		 * request waiting on the inbox */
+		bool alone = __atomic_load_n(&__weft_proc.live, __ATOMIC_RELAXED) < 2 &&
+			     !__atomic_load_n(&vp->inbox, __ATOMIC_ACQUIRE);
+		if (tid == 0 || vp->idle || vp->in_weft || alone ||
 		    !sample(tid, &s) || !s.asleep || in_weft_code(s.pc)) {
 			have = false;
 			continue;
@@ -283,7 +293,20 @@ static void *monitor_main(void *arg)
 	return NULL;
 }
 
-void __weft_monitor_start(void)
+/*
+ * Started by the carrier when a second UT is made, or by a kernel thread
+ * Weft did not make on its first call (guest.c), which then waits for the
+ * VP: the carrier may sit in an unwrapped call with nothing else to run,
+ * and only the monitor can take the VP from it.  Either may come first,
+ * so the start runs under a lock of its own; what it writes (mon, the TLS
+ * takeover's scan) nobody reads before the monitor runs or the lock is
+ * let go.  From a foreign thread it leaves the TCBs alone (they belong to
+ * whoever carries the VP): the carrier tells them at the first guest's
+ * request, the monitor at its first takeover (kthread.c).
+ */
+static uint32_t start_lock;
+
+static void monitor_start_locked(bool foreign)
 {
 	unsigned us = __weft_cfg()->block_threshold_us;
 #if defined(__SANITIZE_ADDRESS__)
@@ -294,13 +317,13 @@ void __weft_monitor_start(void)
 	us = 0;
 #endif
 	if (mon.started || us == 0 || !__weft_activations_on()) {
-		__weft_monitor_settled = true;
+		__atomic_store_n(&__weft_monitor_settled, true, __ATOMIC_RELEASE);
 		return;
 	}
 	/* a kernel thread back from a takeover must not share libc's thread
 	 * state with the next carrier (tls.c) */
 	if (!__weft_tls_takeover_prepare()) {
-		__weft_monitor_settled = true;
+		__atomic_store_n(&__weft_monitor_settled, true, __ATOMIC_RELEASE);
 		__weft_warn("weft: no monitor for blocking in unwrapped calls: threads cannot have "
 			    "thread-local storage of their own here (WEFT_TLS=off?)");
 		return;
@@ -308,13 +331,31 @@ void __weft_monitor_start(void)
 	mon.period_ns = (uint64_t)us * 1000u;
 	/* Out of memory or mappings now: tried again at the next few creates,
 	 * quietly (the process may be starved on purpose); then one line. */
-	if (__weft_kt_glibc_thread(monitor_main, NULL) == 0) {
+	if (__weft_kt_glibc_thread(monitor_main, NULL, foreign) == 0) {
 		mon.started = true;
-		__weft_monitor_settled = true;
+		__atomic_store_n(&__weft_monitor_settled, true, __ATOMIC_RELEASE);
 	} else if (++mon.attempts == 16) {
-		__weft_monitor_settled = true;
+		__atomic_store_n(&__weft_monitor_settled, true, __ATOMIC_RELEASE);
 		__weft_warn("weft: cannot start the monitor thread; blocking in unwrapped calls stops every thread");
 	}
+}
+
+void __weft_monitor_tls_on(void)
+{
+	while (__atomic_exchange_n(&start_lock, 1, __ATOMIC_ACQUIRE))
+		__builtin_ia32_pause();
+	__weft_tls_takeover_prepare();
+	__weft_tls_takeover_turn_on();
+	__atomic_store_n(&start_lock, 0, __ATOMIC_RELEASE);
+}
+
+void __weft_monitor_start(bool foreign)
+{
+	while (__atomic_exchange_n(&start_lock, 1, __ATOMIC_ACQUIRE))
+		__builtin_ia32_pause();
+	if (!__atomic_load_n(&__weft_monitor_settled, __ATOMIC_ACQUIRE))
+		monitor_start_locked(foreign);
+	__atomic_store_n(&start_lock, 0, __ATOMIC_RELEASE);
 }
 
 void __weft_monitor_after_fork(struct vp *vp)
@@ -322,6 +363,7 @@ void __weft_monitor_after_fork(struct vp *vp)
 	/* the monitor and every kernel thread away are the parent's */
 	mon.started = false;
 	mon.attempts = 0;
+	start_lock = 0;
 	__weft_monitor_settled = false;
 	__atomic_store_n(&vp->take, 0, __ATOMIC_RELAXED);
 }

@@ -630,6 +630,21 @@ void __weft_preempt_release(struct kt *k)
 	vp->dispatch_pending = 0;
 }
 
+/* k is about to end (a guest's kernel thread, guest.c), after it let the
+ * VP go: its timers name its tid, which the kernel may give to another
+ * thread, so they go too (a recycled kt makes new ones when it carries). */
+void __weft_preempt_forget(struct kt *k)
+{
+	struct kt_timers *tt = &k->timers;
+	if (!tt->made)
+		return;
+	timer_delete(tt->tick);
+	timer_delete(tt->retry);
+	tt->made = false;
+	tt->retry_armed = 0;
+	tt->first = INT64_MAX;
+}
+
 /*
  * A kernel thread queued a UT on the inbox (kthread.c's home loop, any
  * kernel thread, no runtime state touched): make the carrier look.  If it

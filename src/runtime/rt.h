@@ -867,10 +867,25 @@ void __weft_guest_switch(struct vp *vp, struct ut *prev, struct ut *next) HIDDEN
 void __weft_guest_request(struct vp *vp, struct kt *k) HIDDEN;
 /* A guest's handle for pthread_self (any thread). */
 pthread_t __weft_guest_self(void) HIDDEN;
-/* The monitor: started (carrier) once a second UT exists; until it runs,
- * or cannot ever run, every create tries (settled says it is done). */
+/* The guest UT that stands for the calling foreign kernel thread, for its
+ * thread-specific values (key.c): read and written only by that kernel
+ * thread, so without the VP.  Made (two handoffs) when `make` and it has
+ * none yet; NULL where guests cannot be had. */
+struct ut *__weft_guest_ut(bool make) HIDDEN;
+/* k ends (a guest's kernel thread, after it let the VP go): its timers
+ * are deleted (preempt.c). */
+void __weft_preempt_forget(struct kt *k) HIDDEN;
+/* Is the caller the monitor's kernel thread (never a guest)? */
+bool __weft_on_monitor(void) HIDDEN;
+/* The monitor: started once a second UT exists (the carrier, foreign
+ * false) or a kernel thread Weft did not make first asks for the VP (that
+ * thread, foreign true); until it runs, or cannot ever run, every create
+ * tries (settled says it is done). */
 extern bool __weft_monitor_settled HIDDEN;
-void __weft_monitor_start(void) HIDDEN;
+void __weft_monitor_start(bool foreign) HIDDEN;
+/* Per-UT TLS on for a first guest (carrier), under the start's lock: a
+ * foreign thread may be scanning the modules for the start meanwhile. */
+void __weft_monitor_tls_on(void) HIDDEN;
 void __weft_monitor_after_fork(struct vp *vp) HIDDEN;
 /* The kernel thread k (the caller) is back with its UT away: queue the UT
  * on the VP's inbox from k's home and park; returns as the UT, on the VP. */
@@ -918,6 +933,7 @@ struct kt {
 	/* guests (guest.c): a kernel thread Weft did not make */
 	bool guest;                       /* made by glibc or clone, not by Weft */
 	struct ut *gut;                   /* its guest UT, once the VP has made one */
+	bool exit_hooked;                 /* glibc runs guest.c's exit at its end */
 	struct ut req;                    /* its first request for the VP, queued on the inbox
 					   * (req.guest_kt == this kt marks it) */
 	struct kt *lend_to;               /* for its home: give the VP to this guest */
@@ -969,8 +985,13 @@ void __weft_kt0_tcb_apart(void) HIDDEN;
 /* A spare for the monitor, which holds the VP while it takes it over. */
 struct kt *__weft_kt_spare_for_monitor(void) HIDDEN;
 /* Start a glibc thread for Weft's own use, every signal blocked in it
- * (the monitor).  0 or an error number.  Carrier only. */
-int __weft_kt_glibc_thread(void *(*fn)(void *), void *arg) HIDDEN;
+ * (the monitor).  0 or an error number.  The carrier (foreign false: the
+ * TCBs are told first), or a kernel thread Weft did not make, on its own
+ * thread block (foreign true). */
+int __weft_kt_glibc_thread(void *(*fn)(void *), void *arg, bool foreign) HIDDEN;
+/* A second kernel thread runs, or will: glibc must lock (every TCB says
+ * multiple_threads).  Whoever holds the VP; once. */
+void __weft_kt_multiple_threads_on(void) HIDDEN;
 /* Counters for weft_stats. */
 void __weft_kt_counts(uint64_t *made, uint64_t *spare) HIDDEN;
 

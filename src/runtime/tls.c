@@ -148,7 +148,7 @@ struct scan {
 	size_t max_modid;
 	uintptr_t tp;
 	size_t max_offset;               /* deepest static TLS block below tp */
-	uintptr_t libc_block;            /* libc's block in the calling thread */
+	uintptr_t libc_block;            /* libc's block below tp0 */
 	size_t libc_size;
 };
 
@@ -181,10 +181,19 @@ static int scan_module(struct dl_phdr_info *info, size_t size, void *arg)
 	return 0;
 }
 
+/* dl_iterate_phdr names the blocks of the calling thread, whatever its
+ * thread pointer (the first kernel thread's, a UT's, or that of a kernel
+ * thread Weft did not make that starts the monitor): static TLS lies at
+ * the same offsets below every thread pointer, so libc's block is given
+ * back as it lies below the first kernel thread's. */
 static struct scan scan_modules(void)
 {
-	struct scan sc = { .tp = (uintptr_t)__weft_vp()->tp0 };
+	uintptr_t me = (uintptr_t)__weft_arch_tp_get();
+	struct scan sc = { .tp = me };
 	dl_iterate_phdr(scan_module, &sc);
+	if (sc.libc_block)
+		sc.libc_block = sc.libc_block - me + (uintptr_t)__weft_vp()->tp0;
+	sc.tp = (uintptr_t)__weft_vp()->tp0;
 	return sc;
 }
 

@@ -80,6 +80,31 @@ EXPORT int pthread_key_delete(pthread_key_t key)
 	return 0;
 }
 
+/*
+ * Whose values the caller reads and writes, off the entries' fast path:
+ * the running UT's on the carrier (a signal stack, before start-up); the
+ * UT of a kernel thread back from a takeover, once it is on the VP again;
+ * and for a kernel thread Weft did not make, its guest UT's, which only
+ * that kernel thread touches (guest.c), so without the VP.  A guest UT is
+ * made at the first value stored (two handoffs, once per thread); before
+ * that every value reads NULL, as for any new thread.  The monitor has
+ * none.
+ */
+static struct ut *values_owner(bool make)
+{
+	switch (__weft_where_slow()) {
+	case WHERE_AWAY:
+		__weft_settle_slow();
+		return __weft_self();
+	case WHERE_FOREIGN:
+		return __weft_guest_ut(make);
+	case WHERE_VP:
+	case WHERE_NONE:
+		break;
+	}
+	return __weft_self();
+}
+
 EXPORT void *pthread_getspecific(pthread_key_t key)
 {
 	/* Sanitizer runtimes call this from inside malloc, possibly while the
@@ -92,9 +117,7 @@ EXPORT void *pthread_getspecific(pthread_key_t key)
 		return NULL;
 	if (KTHREAD_KEYS && keys[key].kthread)
 		return keys[key].kvalue;
-	if (unlikely(__atomic_load_n(&__weft_vp()->take, __ATOMIC_RELAXED)))
-		__weft_settle_slow();
-	struct ut *self = __weft_self();
+	struct ut *self = likely(__weft_on_vp_thread(__weft_vp())) ? __weft_self() : values_owner(false);
 	if (!self)
 		return NULL;
 	struct tsd *d = self->tsd;
@@ -115,8 +138,9 @@ EXPORT int pthread_setspecific(pthread_key_t key, const void *value)
 		keys[key].kvalue = (void *)value;
 		return 0;
 	}
-	__weft_ensure();
-	struct ut *self = __weft_self();
+	if (unlikely(!__weft_started))
+		__weft_init();
+	struct ut *self = likely(__weft_on_vp_thread(__weft_vp())) ? __weft_self() : values_owner(true);
 	if (!self)
 		return ENOMEM;          /* called back while the runtime starts */
 	struct tsd *d = self->tsd;
