@@ -984,6 +984,10 @@ void __weft_kt_each(void (*fn)(struct kt *)) HIDDEN;
 void __weft_kt0_tcb_apart(void) HIDDEN;
 /* A spare for the monitor, which holds the VP while it takes it over. */
 struct kt *__weft_kt_spare_for_monitor(void) HIDDEN;
+/* A parked spare, or NULL: never makes one (the monitor's sampler, whose
+ * descriptor table is its own, must not: a thread it made would share
+ * that table, not the program's). */
+struct kt *__weft_kt_spare_pop(void) HIDDEN;
 /* Start a glibc thread for Weft's own use, every signal blocked in it
  * (the monitor).  0 or an error number.  The carrier (foreign false: the
  * TCBs are told first), or a kernel thread Weft did not make, on its own
