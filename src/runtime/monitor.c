@@ -280,7 +280,7 @@ static void take_over(struct vp *vp, pid_t tid, uint64_t switches, const struct 
 		__weft_kt0_tcb_apart();
 	__weft_preempt_release(k);
 	__atomic_store_n(&k->away, x, __ATOMIC_RELEASE);
-	vp->cur = NULL;
+	__weft_cur_set(vp, NULL);
 	__atomic_store_n(&vp->tid, 0, __ATOMIC_RELEASE);
 	take_clear_busy(vp, 1);
 	__weft_kt_give(to);
