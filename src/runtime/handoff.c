@@ -105,6 +105,15 @@ void __weft_inbox_drain_slow(struct vp *vp)
 		fifo = list;
 		list = next;
 	}
+	/* SCHED_OTHER UTs back from the kernel go to the head of their level
+	 * (the way Linux's scheduler favours a waking thread over the ones
+	 * that have been computing): the kick that told the carrier lets them
+	 * run at once (preempt.c, __weft_preempted), so a UT that does I/O
+	 * between short bursts is not held back a whole slice per call behind
+	 * compute-bound ones.  Collected newest first and linked at the head
+	 * one by one, they run in the order they came.  FIFO and RR UTs keep
+	 * POSIX's rule: the tail of their level. */
+	struct ut *first = NULL;
 	while (fifo) {
 		struct ut *t = fifo;
 		fifo = t->q_next;
@@ -120,6 +129,17 @@ void __weft_inbox_drain_slow(struct vp *vp)
 			t->away = 0;
 			__atomic_sub_fetch(&vp->take, 1, __ATOMIC_RELEASE);
 		}
+		if (t->policy == SCHED_OTHER && !t->guest_kt) {
+			t->q_next = first;
+			first = t;
+			continue;
+		}
 		__weft_ready(t);
+	}
+	while (first) {
+		struct ut *t = first;
+		first = t->q_next;
+		__weft_ready_first(t);
+		vp->rejoined_first = 1;
 	}
 }

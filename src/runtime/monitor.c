@@ -41,8 +41,9 @@
  * takes the lowest free number, which a program may count on getting
  * next.  So the monitor works in a descriptor table of its own, emptied
  * (close_range with CLOSE_RANGE_UNSHARE), and the spares a takeover needs
- * are made by its spawner, a second thread of the monitor's that stays in
- * the program's table (a thread shares its maker's).
+ * are made by its spawner, a second thread of the monitor's, made with it
+ * by the same hand, that stays in the program's table (a thread shares
+ * its maker's).
  *
  * Async readers: the monitor reads vp->tid, idle, in_weft, noswitch_set,
  * cur, carrier and the switch count without the VP, only to decide (every
@@ -204,7 +205,8 @@ static void take_clear_busy(struct vp *vp, uint32_t add)
 static struct {
 	volatile uint32_t req;           /* futex: 1 asked, 0 answered */
 	struct kt *made;
-	bool on;
+	bool made_ok;                    /* the spawner exists (made with the monitor) */
+	bool on;                         /* the monitor left the program's table: use it */
 } spawn;
 
 static void *spawner_main(void *arg)
@@ -320,10 +322,9 @@ static void *monitor_main(void *arg)
 	 * it shares the program's table, as glibc threads do.  The spare
 	 * kernel threads it needs are made by its spawner, which stays in
 	 * the program's table (a thread shares its maker's table). */
-	if (__weft_kt_glibc_thread(spawner_main, NULL, true) == 0) {
-		if (__weft_raw_syscall6(SYS_close_range, 0, 0xffffffffl, CLOSE_RANGE_UNSHARE, 0, 0, 0) == 0)
-			spawn.on = true;
-	}
+	if (spawn.made_ok &&
+	    __weft_raw_syscall6(SYS_close_range, 0, 0xffffffffl, CLOSE_RANGE_UNSHARE, 0, 0, 0) == 0)
+		spawn.on = true;
 	struct sample last = { 0 };
 	pid_t last_tid = 0;
 	uint64_t last_switches = 0;
@@ -397,6 +398,11 @@ static void monitor_start_locked(bool foreign)
 	mon.period_ns = (uint64_t)us * 1000u;
 	/* Out of memory or mappings now: tried again at the next few creates,
 	 * quietly (the process may be starved on purpose); then one line. */
+	/* the spawner first, by the same hand: a thread the monitor made
+	 * would be the monitor's first allocation (glibc's thread set-up
+	 * allocates), and so give it a malloc arena of its own */
+	if (!spawn.made_ok)
+		spawn.made_ok = __weft_kt_glibc_thread(spawner_main, NULL, foreign) == 0;
 	if (__weft_kt_glibc_thread(monitor_main, NULL, foreign) == 0) {
 		mon.started = true;
 		__atomic_store_n(&__weft_monitor_settled, true, __ATOMIC_RELEASE);
@@ -431,6 +437,7 @@ void __weft_monitor_after_fork(struct vp *vp)
 	mon.attempts = 0;
 	start_lock = 0;
 	spawn.on = false;
+	spawn.made_ok = false;
 	spawn.req = 0;
 	__weft_monitor_settled = false;
 	__atomic_store_n(&vp->take, 0, __ATOMIC_RELAXED);

@@ -737,9 +737,14 @@ void __weft_preempted(void)
 		__weft_timers_run(__weft_now());
 	struct ut *cur = vp->cur;
 	int hp = __weft_highest_ready(vp);
+	/* a SCHED_OTHER UT back from the kernel was put first (handoff.c):
+	 * the running SCHED_OTHER UT yields to it now, like a tick */
+	bool rejoined = vp->rejoined_first && cur->policy == SCHED_OTHER;
+	vp->rejoined_first = 0;
 	if (hp > (int)cur->prio)
 		__weft_preempt_check();
-	else if (hp == (int)cur->prio && cur->policy != SCHED_FIFO && vp->async.ticks != vp->cur_since)
+	else if (hp == (int)cur->prio && cur->policy != SCHED_FIFO &&
+		 (vp->async.ticks != vp->cur_since || rejoined))
 		__weft_rotate();
 	retune_tick(vp);
 }

@@ -317,6 +317,9 @@ struct vp {
 					   * by the monitor, which leaves an idle VP alone */
 	bool preempt_on;                  /* time slicing enabled and possible */
 	uint64_t cur_since;               /* async.ticks when cur was switched in */
+	uint8_t rejoined_first;           /* the inbox put a SCHED_OTHER UT back from the
+					   * kernel at the head of its level: the next
+					   * dispatch (a kick) lets it run (handoff.c) */
 	uint32_t cancel_armed;            /* UTs with CANCEL_ARMED set (posix/cancel.c) */
 	uint64_t caught_seen;             /* async.caught when pause() callers were last woken */
 	struct weft_counters stat;        /* VP-local, but the monitor reads stat.switches
@@ -528,6 +531,9 @@ static inline bool __weft_on_vp_thread(const struct vp *vp);
 /* ---- scheduler (sched.c) ---- */
 /* Make t READY at the tail of its priority; no switch. */
 void __weft_ready(struct ut *t) HIDDEN;
+/* Ready at the head of its level (a SCHED_OTHER UT back from the kernel:
+ * handoff.c), to run before the UTs that were already ready there. */
+void __weft_ready_first(struct ut *t) HIDDEN;
 /* If a ready UT outranks cur, cur goes to the head of its level and the
  * better UT runs (POSIX: a preempted thread heads its list). */
 void __weft_preempt_check(void) HIDDEN;

@@ -87,6 +87,7 @@ static inline void rq_unlink(struct vp *vp, struct ut *t)
 }
 
 void __weft_ready(struct ut *t) { rq_link(__weft_vp(), t, false); }
+void __weft_ready_first(struct ut *t) { rq_link(__weft_vp(), t, true); }
 
 /* The one choice: which UT of the (non-empty) top level p runs next. */
 static inline struct ut *choose(struct vp *vp, int p)
