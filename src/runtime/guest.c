@@ -197,7 +197,7 @@ void __weft_guest_leave(void)
 	WEFT_STATE(g, UT_BLOCKED);
 	g->wait_kind = WAIT_SYSCALL;
 	vp->offvp++;
-	vp->cur = NULL;
+	__weft_cur_set(vp, NULL);
 	__weft_kt_let_go(k, false);
 	to->resume = NULL;
 	__weft_kt_give(to);
@@ -234,7 +234,7 @@ static void guest_thread_exit(void *p)
 	vp->stat.exited++;
 	if (--__weft_proc.live == 0)
 		exit(0);
-	vp->cur = NULL;
+	__weft_cur_set(vp, NULL);
 	__weft_kt_let_go(k, false);
 	__weft_preempt_forget(k);
 	__atomic_store_n(&k->tid, 0, __ATOMIC_RELEASE);

@@ -62,7 +62,7 @@ void __weft_blocking_begin(struct weft_blocking *b)
 	x->wait_obj = NULL;
 	vp->offvp++;
 	/* the program's mask goes with the VP; K takes no signal off the VP */
-	vp->cur = NULL;
+	__weft_cur_set(vp, NULL);
 	__weft_kt_let_go(k, true);
 	__weft_kt_give(to);
 }

@@ -360,15 +360,9 @@ static void multiple_threads_on(void)
 /* Pop a parked spare, or make one; `own` is the caller's own TCB. */
 static struct kt *spare_take(void *own)
 {
-	struct kt *head = __atomic_load_n(&kts.spares, __ATOMIC_ACQUIRE);
-	while (head) {
-		struct kt *next = head->next_spare;
-		if (__atomic_compare_exchange_n(&kts.spares, &head, next, false, __ATOMIC_ACQUIRE,
-						__ATOMIC_ACQUIRE)) {
-			__atomic_sub_fetch(&kts.parked, 1, __ATOMIC_RELAXED);
-			return head;
-		}
-	}
+	struct kt *k = __weft_kt_spare_pop();
+	if (k)
+		return k;
 	multiple_threads_on();
 	return spare_make(own);
 }
@@ -381,6 +375,20 @@ struct kt *__weft_kt_spare_get(void)
 struct kt *__weft_kt_spare_for_monitor(void)
 {
 	return spare_take(__weft_arch_tp_get());
+}
+
+struct kt *__weft_kt_spare_pop(void)
+{
+	struct kt *head = __atomic_load_n(&kts.spares, __ATOMIC_ACQUIRE);
+	while (head) {
+		struct kt *next = head->next_spare;
+		if (__atomic_compare_exchange_n(&kts.spares, &head, next, false, __ATOMIC_ACQUIRE,
+						__ATOMIC_ACQUIRE)) {
+			__atomic_sub_fetch(&kts.parked, 1, __ATOMIC_RELAXED);
+			return head;
+		}
+	}
+	return NULL;
 }
 
 int __weft_kt_glibc_thread(void *(*fn)(void *), void *arg, bool foreign)

@@ -37,6 +37,13 @@
  * A kernel thread never runs Weft's code without the VP: before the
  * decision it still carries it; after, it finds take != 0 and asks.
  *
+ * Descriptors: the monitor opens /proc files every period, and an open
+ * takes the lowest free number, which a program may count on getting
+ * next.  So the monitor works in a descriptor table of its own, emptied
+ * (close_range with CLOSE_RANGE_UNSHARE), and the spares a takeover needs
+ * are made by its spawner, a second thread of the monitor's that stays in
+ * the program's table (a thread shares its maker's).
+ *
  * Async readers: the monitor reads vp->tid, idle, in_weft, noswitch_set,
  * cur, carrier and the switch count without the VP, only to decide (every
  * decision is re-checked after the fence); it writes runtime state only
@@ -47,6 +54,7 @@
 #include "../arch/arch.h"
 
 #include <fcntl.h>
+#include <linux/close_range.h>
 #include <linux/futex.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -186,6 +194,50 @@ static void take_clear_busy(struct vp *vp, uint32_t add)
 		;
 }
 
+/*
+ * The monitor's spawner: a kernel thread of the monitor's own that stays
+ * in the program's descriptor table (the monitor leaves it: monitor_main)
+ * and makes spare kernel threads on the monitor's request, so that they
+ * share the program's table too.  It runs only while the monitor holds
+ * the VP in a takeover and waits for it; it is never a guest.
+ */
+static struct {
+	volatile uint32_t req;           /* futex: 1 asked, 0 answered */
+	struct kt *made;
+	bool on;
+} spawn;
+
+static void *spawner_main(void *arg)
+{
+	(void)arg;
+	on_monitor = true;
+	for (;;) {
+		while (!__atomic_load_n(&spawn.req, __ATOMIC_ACQUIRE))
+			__weft_raw_syscall6(SYS_futex, (long)&spawn.req, FUTEX_WAIT | FUTEX_PRIVATE_FLAG, 0, 0, 0, 0);
+		spawn.made = __weft_kt_spare_for_monitor();
+		__atomic_store_n(&spawn.req, 0, __ATOMIC_RELEASE);
+		__weft_raw_syscall6(SYS_futex, (long)&spawn.req, FUTEX_WAKE | FUTEX_PRIVATE_FLAG, 1, 0, 0, 0);
+	}
+	return NULL;
+}
+
+/* A spare for a takeover: a parked one, else one the spawner makes (or,
+ * without a spawner, which means the monitor shares the program's table,
+ * one made here). */
+static struct kt *monitor_spare(void)
+{
+	struct kt *k = __weft_kt_spare_pop();
+	if (k)
+		return k;
+	if (!spawn.on)
+		return __weft_kt_spare_for_monitor();
+	__atomic_store_n(&spawn.req, 1, __ATOMIC_RELEASE);
+	__weft_raw_syscall6(SYS_futex, (long)&spawn.req, FUTEX_WAKE | FUTEX_PRIVATE_FLAG, 1, 0, 0, 0);
+	while (__atomic_load_n(&spawn.req, __ATOMIC_ACQUIRE))
+		__weft_raw_syscall6(SYS_futex, (long)&spawn.req, FUTEX_WAIT | FUTEX_PRIVATE_FLAG, 1, 0, 0, 0);
+	return spawn.made;
+}
+
 static void take_over(struct vp *vp, pid_t tid, uint64_t switches, const struct sample *before)
 {
 	uint32_t t = __atomic_load_n(&vp->take, __ATOMIC_RELAXED);
@@ -209,7 +261,7 @@ static void take_over(struct vp *vp, pid_t tid, uint64_t switches, const struct 
 	 * its home stack the first time */
 	if (__weft_kt_home_ready(k) != 0)
 		goto back_off;
-	struct kt *to = __weft_kt_spare_for_monitor();
+	struct kt *to = monitor_spare();
 	if (!to)
 		goto back_off;
 	/* The VP is the monitor's until the spare takes it. */
@@ -228,7 +280,7 @@ static void take_over(struct vp *vp, pid_t tid, uint64_t switches, const struct 
 		__weft_kt0_tcb_apart();
 	__weft_preempt_release(k);
 	__atomic_store_n(&k->away, x, __ATOMIC_RELEASE);
-	vp->cur = NULL;
+	__weft_cur_set(vp, NULL);
 	__atomic_store_n(&vp->tid, 0, __ATOMIC_RELEASE);
 	take_clear_busy(vp, 1);
 	__weft_kt_give(to);
@@ -258,6 +310,20 @@ static void *monitor_main(void *arg)
 	(void)arg;
 	struct vp *vp = __weft_vp();
 	on_monitor = true;
+	/* The monitor opens /proc files all the time, and an open takes the
+	 * lowest free descriptor: in the program's table it would take, for
+	 * an instant, the number a program counts on getting next (close(1)
+	 * then open to redirect stdout; a test that expects pipe() to reuse
+	 * a number).  So it works in a table of its own, empty (it needs none
+	 * of the program's files, and a copy would keep them open: a pipe's
+	 * reader would never see its end).  Without close_range (Linux < 5.9)
+	 * it shares the program's table, as glibc threads do.  The spare
+	 * kernel threads it needs are made by its spawner, which stays in
+	 * the program's table (a thread shares its maker's table). */
+	if (__weft_kt_glibc_thread(spawner_main, NULL, true) == 0) {
+		if (__weft_raw_syscall6(SYS_close_range, 0, 0xffffffffl, CLOSE_RANGE_UNSHARE, 0, 0, 0) == 0)
+			spawn.on = true;
+	}
 	struct sample last = { 0 };
 	pid_t last_tid = 0;
 	uint64_t last_switches = 0;
@@ -364,6 +430,8 @@ void __weft_monitor_after_fork(struct vp *vp)
 	mon.started = false;
 	mon.attempts = 0;
 	start_lock = 0;
+	spawn.on = false;
+	spawn.req = 0;
 	__weft_monitor_settled = false;
 	__atomic_store_n(&vp->take, 0, __ATOMIC_RELAXED);
 }

@@ -252,10 +252,30 @@ struct vp {
 	/* ---- VP-local ---- */
 	struct ut *cur;                   /* the RUNNING UT; async: read by handlers
 					   * only after the PC test said "unprotected";
-					   * by every entry on any kernel thread (__weft_where:
-					   * a pointer load, its stack bounds compared only);
-					   * by the monitor to decide, re-checked after its
-					   * fence (monitor.c) */
+					   * by every entry on any kernel thread (the slow
+					   * __weft_where: a pointer load, its stack bounds
+					   * compared only); by the monitor to decide,
+					   * re-checked after its fence (monitor.c).  Written
+					   * only through __weft_cur_set. */
+	/* cur's stack as the entries' fast test reads it: [cur_lo, cur_lo +
+	 * cur_span), span 0 when cur is NULL.  Written with cur (same
+	 * writer); read by every entry on any kernel thread, beside take, to
+	 * answer "am I the carrier?" without a load that depends on cur. */
+	uintptr_t cur_lo, cur_span;
+	/* ---- unknown blocking (monitor.c) ----
+	 * take: TAKE_BUSY while the monitor decides whether to take the VP
+	 * | the number of UTs away (taken off the VP while their kernel thread
+	 * sat in the kernel, not yet queued again).  Non-zero sends every
+	 * entry into Weft down the slow path ("am I the carrier?").  The
+	 * monitor sets BUSY and adds, the carrier subtracts (atomic); read by
+	 * every entry, on any kernel thread.
+	 * in_weft: the carrier runs Weft's code (set at every entry, cleared
+	 * where Weft returns to the program's code).  Written by the carrier;
+	 * read by the monitor after it has seen the carrier asleep in the
+	 * kernel, when its stores are visible (docs/architecture.md).
+	 * Both sit beside cur: every entry reads and writes this line. */
+	volatile uint32_t take;
+	volatile uint8_t in_weft;
 	struct ut *exiting;               /* exited UT whose stack awaits release */
 	uint64_t ready_bits[2];           /* bit p set iff rq[p] non-empty */
 	/* What a switch must look at beyond the plain queues, in one load
@@ -339,19 +359,6 @@ struct vp {
 					   * UTs without TLS of their own run on it, whichever
 					   * kernel thread carries the VP (handoff.c) */
 	void *self0;                      /* and glibc's THREAD_SELF for it */
-	/* ---- unknown blocking (monitor.c) ----
-	 * take: TAKE_BUSY while the monitor decides whether to take the VP
-	 * | the number of UTs away (taken off the VP while their kernel thread
-	 * sat in the kernel, not yet queued again).  Non-zero sends every
-	 * entry into Weft down the slow path ("am I the carrier?").  The
-	 * monitor sets BUSY and adds, the carrier subtracts (atomic); read by
-	 * every entry, on any kernel thread.
-	 * in_weft: the carrier runs Weft's code (set at every entry, cleared
-	 * where Weft returns to the program's code).  Written by the carrier;
-	 * read by the monitor after it has seen the carrier asleep in the
-	 * kernel, when its stores are visible (docs/architecture.md). */
-	volatile uint32_t take;
-	volatile uint8_t in_weft;
 	unsigned index;                   /* 0 .. nvps-1 */
 #ifdef WEFT_DEBUG
 	uint8_t held[16];                 /* lock classes held, for the order check */
@@ -807,11 +814,18 @@ static inline bool __weft_sp_in(const struct ut *t, uintptr_t sp)
 }
 static inline enum weft_where __weft_where(const struct vp *vp)
 {
-	const struct ut *c = vp->cur;
-	if (likely(__atomic_load_n(&vp->take, __ATOMIC_RELAXED) == 0 && c &&
-		   __weft_sp_in(c, (uintptr_t)__builtin_frame_address(0))))
+	uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
+	if (likely(__atomic_load_n(&vp->take, __ATOMIC_RELAXED) == 0 &&
+		   sp - vp->cur_lo < vp->cur_span))
 		return WHERE_VP;
 	return __weft_where_slow();
+}
+/* The one way cur changes: with the stack bounds the entries test. */
+static inline void __weft_cur_set(struct vp *vp, struct ut *t)
+{
+	vp->cur = t;
+	vp->cur_lo = t ? (uintptr_t)t->stack.lo : 0;
+	vp->cur_span = t ? (uintptr_t)t->stack.hi - (uintptr_t)t->stack.lo : 0;
 }
 static inline bool __weft_on_vp_thread(const struct vp *vp)
 {
@@ -984,6 +998,10 @@ void __weft_kt_each(void (*fn)(struct kt *)) HIDDEN;
 void __weft_kt0_tcb_apart(void) HIDDEN;
 /* A spare for the monitor, which holds the VP while it takes it over. */
 struct kt *__weft_kt_spare_for_monitor(void) HIDDEN;
+/* A parked spare, or NULL: never makes one (the monitor's sampler, whose
+ * descriptor table is its own, must not: a thread it made would share
+ * that table, not the program's). */
+struct kt *__weft_kt_spare_pop(void) HIDDEN;
 /* Start a glibc thread for Weft's own use, every signal blocked in it
  * (the monitor).  0 or an error number.  The carrier (foreign false: the
  * TCBs are told first), or a kernel thread Weft did not make, on its own

@@ -152,7 +152,7 @@ static inline void switch_to(struct vp *vp, struct ut *next)
 	__weft_check_switch(vp, prev, next);
 #endif
 	WEFT_STATE(next, UT_RUNNING);
-	vp->cur = next;
+	__weft_cur_set(vp, next);
 	vp->cur_since = vp->async.ticks;
 	vp->stat.switches++;
 	if (unlikely(vp->switch_care)) {
@@ -348,10 +348,10 @@ void __weft_run_from_home(struct vp *vp, struct ut *home, struct ut *run)
 	struct ut *next = run;
 	if (run) {
 		/* handed the VP to run this one (guest.c): it is RUNNING already */
-		vp->cur = run;
+		__weft_cur_set(vp, run);
 		goto go;
 	}
-	vp->cur = home;
+	__weft_cur_set(vp, home);
 	__weft_inbox_drain(vp);
 	run_due_timers(vp);
 	int p = __weft_highest_ready(vp);
@@ -360,7 +360,7 @@ void __weft_run_from_home(struct vp *vp, struct ut *home, struct ut *run)
 	next = choose(vp, p);
 	rq_unlink(vp, next);
 	WEFT_STATE(next, UT_RUNNING);
-	vp->cur = next;
+	__weft_cur_set(vp, next);
 	if (unlikely(next->guest_kt)) {
 		/* only its own kernel thread runs a guest: home lends it the VP */
 		vp->carrier->lend_to = next->guest_kt;

@@ -154,9 +154,9 @@ void __weft_init(void)
 		__weft_die("cannot map the thread table at start-up");
 	t->id = 1;
 	WEFT_STATE(t, UT_RUNNING);
-	vp->cur = t;
 	proc->live = 1;
 	main_stack(&t->stack);
+	__weft_cur_set(vp, t);
 	main_sched(t);
 	main_name(t->name);
 	if (__weft_timer_reserve(64) != 0)
