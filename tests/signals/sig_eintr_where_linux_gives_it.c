@@ -19,15 +19,6 @@
 
 #include <semaphore.h>
 
-static volatile int hits;
-static volatile pthread_t hit_self;
-
-static void on_sig(int sig, siginfo_t *si, void *uc)
-{
-	hit_self = pthread_self();
-	hits = hits + 1;
-}
-
 enum call { C_SEM, C_SLEEP, C_PAUSE, C_READ, C_MUTEX, C_COND, NCALL };
 static const char *const calls[] = { "sem_wait", "nanosleep", "pause", "read", "mutex_lock", "cond_wait" };
 
@@ -85,7 +76,7 @@ static void *victim(void *arg)
 
 static void one(int call, bool restart)
 {
-	sig_on(SIGUSR1, on_sig, restart ? SA_RESTART : 0, 0);
+	sig_on(SIGUSR1, on_record, restart ? SA_RESTART : 0, 0);
 	started = 0;
 	pred = 0;
 	if (call == C_MUTEX)

@@ -13,18 +13,6 @@
 
 #include <semaphore.h>
 
-static volatile int hits;
-static volatile pthread_t hit_self;
-static volatile int hit_value, hit_code;
-
-static void on_usr1(int sig, siginfo_t *si, void *uc)
-{
-	hit_self = pthread_self();
-	hit_code = si->si_code;
-	hit_value = si->si_value.sival_int;
-	hits = hits + 1;
-}
-
 enum how { PARK_COND, PARK_SEM, PARK_SLEEP, BUSY, NHOW };
 static const char *const hows[] = { "cond_wait", "sem_wait", "nanosleep", "busy" };
 
@@ -120,7 +108,7 @@ static void *raiser(void *arg)
 int main(void)
 {
 	CHECK_OK(sem_init(&sem, 0, 0));
-	sig_on(SIGUSR1, on_usr1, SA_RESTART, 0);
+	sig_on(SIGUSR1, on_record, SA_RESTART, 0);
 	for (int how = 0; how < NHOW; how++) {
 		one((enum how)how, false);
 		one((enum how)how, true);

@@ -14,15 +14,6 @@
 
 #include <semaphore.h>
 
-static volatile int hits;
-static volatile pthread_t hit_self;
-
-static void on_sig(int sig, siginfo_t *si, void *uc)
-{
-	hit_self = pthread_self();
-	hits = hits + 1;
-}
-
 /* ---- rule: a sigwait-er takes it ---- */
 static volatile int waited_sig, waiting;
 
@@ -67,15 +58,10 @@ static void *late(void *arg)
 int main(void)
 {
 	CHECK_OK(sem_init(&sem, 0, 0));
-	sig_on(SIGUSR1, on_sig, SA_RESTART, 0);
-	sig_on(SIGUSR2, on_sig, SA_RESTART, 0);
-	sig_on(SIGHUP, on_sig, SA_RESTART, 0);
-	sigset_t all;
-	sigemptyset(&all);
-	sigaddset(&all, SIGUSR1);
-	sigaddset(&all, SIGUSR2);
-	sigaddset(&all, SIGHUP);
-	CHECK_OK(pthread_sigmask(SIG_BLOCK, &all, NULL));   /* inherited by all */
+	sig_on(SIGUSR1, on_record, SA_RESTART, 0);
+	sig_on(SIGUSR2, on_record, SA_RESTART, 0);
+	sig_on(SIGHUP, on_record, SA_RESTART, 0);
+	sig_mask_list(SIG_BLOCK, (const int[]){ SIGUSR1, SIGUSR2, SIGHUP, 0 });   /* inherited by all */
 
 	/* 1. sigwait. A busy bystander (it blocks SIGUSR1 too) runs meanwhile. */
 	struct test_counter ctr = { 1, 0 };

@@ -85,11 +85,7 @@ int main(void)
 {
 	sig_on(SIGRTMIN, on_rt, SA_RESTART, 0);
 	sig_on(SIGUSR1, on_usr1, SA_RESTART, 0);
-	sigset_t b;
-	sigemptyset(&b);
-	sigaddset(&b, SIGRTMIN);
-	sigaddset(&b, SIGUSR1);
-	CHECK_OK(pthread_sigmask(SIG_BLOCK, &b, NULL));
+	sig_mask_list(SIG_BLOCK, (const int[]){ SIGRTMIN, SIGUSR1, 0 });
 	int go[2];
 	CHECK_OK(pipe(go));
 	pid_t parent = getpid();

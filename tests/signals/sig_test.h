@@ -82,6 +82,31 @@ static inline void sig_spin_ms(long ms)
 		__asm__ volatile("" ::: "memory");
 }
 
+/* The handler most tests install: it records which thread ran it and
+ * what it was given, then counts (hits last, so a waiter that sees the
+ * count sees the rest). */
+static volatile int hits __attribute__((unused));
+static volatile pthread_t hit_self __attribute__((unused));
+static volatile int hit_code __attribute__((unused)), hit_value __attribute__((unused));
+
+static inline void on_record(int sig, siginfo_t *si, void *uc)
+{
+	hit_self = pthread_self();
+	hit_code = si->si_code;
+	hit_value = si->si_value.sival_int;
+	hits = hits + 1;
+}
+
+/* Block (or unblock, with how) every signal of a 0-ended list. */
+static inline void sig_mask_list(int how, const int *sigs)
+{
+	sigset_t s;
+	sigemptyset(&s);
+	for (; *sigs; sigs++)
+		sigaddset(&s, *sigs);
+	CHECK_OK(pthread_sigmask(how, &s, NULL));
+}
+
 /* Threads created so far: Weft's counter; -1 on NPTL (nothing to count). */
 static inline long sig_threads_created(void)
 {

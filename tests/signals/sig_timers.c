@@ -26,18 +26,6 @@
 #include <semaphore.h>
 #include <sys/time.h>
 
-static volatile int hits;
-static volatile pthread_t hit_self;
-static volatile int hit_code, hit_value;
-
-static void on_sig(int sig, siginfo_t *si, void *uc)
-{
-	hit_self = pthread_self();
-	hit_code = si->si_code;
-	hit_value = si->si_value.sival_int;
-	hits = hits + 1;
-}
-
 static sem_t sem;
 static volatile int parked;
 
@@ -134,15 +122,10 @@ int main(void)
 {
 	CHECK_OK(sem_init(&sem, 0, 0));
 	int rt_sig = SIGRTMIN + 2, id_sig = SIGRTMIN + 3;
-	sig_on(SIGALRM, on_sig, SA_RESTART, 0);
-	sig_on(rt_sig, on_sig, SA_RESTART, 0);
-	sig_on(id_sig, on_sig, SA_RESTART, 0);
-	sigset_t b;
-	sigemptyset(&b);
-	sigaddset(&b, SIGALRM);
-	sigaddset(&b, rt_sig);
-	sigaddset(&b, id_sig);
-	CHECK_OK(pthread_sigmask(SIG_BLOCK, &b, NULL));
+	sig_on(SIGALRM, on_record, SA_RESTART, 0);
+	sig_on(rt_sig, on_record, SA_RESTART, 0);
+	sig_on(id_sig, on_record, SA_RESTART, 0);
+	sig_mask_list(SIG_BLOCK, (const int[]){ SIGALRM, rt_sig, id_sig, 0 });
 	struct test_counter ctr = { 1, 0 };
 	pthread_t cnt;
 	CHECK_OK(pthread_create(&cnt, NULL, test_counting, &ctr));   /* others run */

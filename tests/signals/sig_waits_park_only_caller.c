@@ -14,15 +14,6 @@
  */
 #include "sig_test.h"
 
-static volatile int hits;
-static volatile pthread_t hit_self;
-
-static void on_sig(int sig, siginfo_t *si, void *uc)
-{
-	hit_self = pthread_self();
-	hits = hits + 1;
-}
-
 enum kind { K_SIGWAIT, K_SIGWAITINFO, K_SIGTIMEDWAIT, K_TIMEOUT, K_SIGSUSPEND, K_PAUSE, NKIND };
 static const char *const kinds[] = { "sigwait", "sigwaitinfo", "sigtimedwait", "sigtimedwait-timeout",
 				     "sigsuspend", "pause" };
@@ -118,15 +109,10 @@ static void *waiter(void *arg)
 
 int main(void)
 {
-	sig_on(SIGUSR1, on_sig, 0, 0);
-	sig_on(SIGUSR2, on_sig, 0, 0);
-	sig_on(SIGRTMIN, on_sig, 0, 0);
-	sigset_t b;
-	sigemptyset(&b);
-	sigaddset(&b, SIGUSR1);
-	sigaddset(&b, SIGUSR2);
-	sigaddset(&b, SIGRTMIN);
-	CHECK_OK(pthread_sigmask(SIG_BLOCK, &b, NULL));    /* every thread inherits it */
+	sig_on(SIGUSR1, on_record, 0, 0);
+	sig_on(SIGUSR2, on_record, 0, 0);
+	sig_on(SIGRTMIN, on_record, 0, 0);
+	sig_mask_list(SIG_BLOCK, (const int[]){ SIGUSR1, SIGUSR2, SIGRTMIN, 0 });    /* every thread inherits it */
 	for (int kind = 0; kind < NKIND; kind++) {
 		struct test_counter ctr = { 1, 0 };
 		pthread_t c, w, s = 0;
