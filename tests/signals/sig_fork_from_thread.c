@@ -104,12 +104,7 @@ static void *forker(void *arg)
 	CHECK(pid >= 0);
 	if (pid == 0)
 		in_child();
-	int st;
-	CHECK_EQ(waitpid(pid, &st, 0), pid);
-	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-		fprintf(stderr, "child ended with status %#x\n", st);
-		exit(1);
-	}
+	test_reap(pid);    /* the child says why on stderr when it fails */
 	CHECK(pthread_equal(pthread_self(), forker_handle));
 	CHECK_EQ(tls_mark, 12345);
 	return NULL;
