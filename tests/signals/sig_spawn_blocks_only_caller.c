@@ -71,7 +71,7 @@ static void one(int k)
 	CHECK_OK(pthread_join(cnt, NULL));
 	CHECK(took >= 190 * SIG_MS);
 	CHECK(took < 2000 * SIG_MS);
-	if (during < 100) {
+	if (during < 10) {   /* any progress: a blocked process counts 0; a loaded machine gives a counter few turns */
 		fprintf(stderr, "%s: the counter counted %lu while the child ran\n", names[k], during);
 		exit(1);
 	}

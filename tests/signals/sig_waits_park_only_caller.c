@@ -130,7 +130,7 @@ int main(void)
 		ctr.on = 0;
 		CHECK_OK(pthread_join(c, NULL));
 		CHECK_EQ(waiter_ok, 1);
-		if (during < 100) {
+		if (during < 10) {   /* any progress: a blocked process counts 0; a loaded machine gives a counter few turns */
 			fprintf(stderr, "%s: the counter counted only %lu while it waited\n", kinds[kind], during);
 			exit(1);
 		}
