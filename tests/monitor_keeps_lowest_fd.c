@@ -68,12 +68,8 @@ int main(void)
 	CHECK_EQ(write(pipefd[1], "x", 1), 1);
 	CHECK_OK(pthread_join(r, NULL));
 	CHECK_OK(pthread_join(s, NULL));
+	/* the monitor looked meanwhile: it took the VP from the reader */
 	struct weft_stats s1 = test_stats();
-#if !defined(WEFT_TEST_SANITIZE)
-	if (!getenv("WEFT_BLOCK_THRESHOLD") && !getenv("WEFT_ACTIVATIONS"))
-		CHECK(s1.takeovers > s0.takeovers);
-#endif
-	(void)s0;
-	(void)s1;
+	CHECK(s1.takeovers > s0.takeovers);
 	return 0;
 }

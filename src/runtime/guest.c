@@ -127,7 +127,7 @@ uint8_t __weft_guest_enter(void)
 static void guest_stack(struct ut *t, const struct kt *k)
 {
 	const char *tp = k->tp;
-	if (tp && *(const char *const *)(tp + TCB_SELF) == tp) {
+	if (glibc_thread(k)) {
 		char *lo = *(char *const *)(tp + TCB_STACKBLOCK);
 		size_t size = *(const size_t *)(tp + TCB_STACKBLOCK_SIZE);
 		if (lo && size) {

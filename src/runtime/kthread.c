@@ -56,7 +56,9 @@ static struct {
 	struct kt *volatile all;          /* every kt but kt0, newest first (grows only) */
 	glibc_create_fn create;           /* glibc's pthread_create, or NULL */
 	bool looked_up;
-	volatile uint64_t made;           /* spares made so far */
+	volatile uint64_t made;           /* spares made so far: written by whoever holds
+					   * the VP (the carrier, or the monitor's spawner
+					   * while the monitor holds it in a takeover) */
 	volatile uint64_t parked;         /* spares on the list */
 } kts;
 

@@ -202,6 +202,9 @@ static void take_clear_busy(struct vp *vp, uint32_t add)
  * share the program's table too.  It runs only while the monitor holds
  * the VP in a takeover and waits for it; it is never a guest.
  */
+/* Publication: the monitor writes req 1 (release) and waits; the spawner
+ * writes made, then req 0 (release); the monitor reads made after it has
+ * seen 0 (acquire).  Nobody else reads either. */
 static struct {
 	volatile uint32_t req;           /* futex: 1 asked, 0 answered */
 	struct kt *made;
@@ -373,6 +376,17 @@ static void *monitor_main(void *arg)
  */
 static uint32_t start_lock;
 
+static void start_lock_take(void)
+{
+	while (__atomic_exchange_n(&start_lock, 1, __ATOMIC_ACQUIRE))
+		__builtin_ia32_pause();
+}
+
+static void start_lock_give(void)
+{
+	__atomic_store_n(&start_lock, 0, __ATOMIC_RELEASE);
+}
+
 static void monitor_start_locked(bool foreign)
 {
 	unsigned us = __weft_cfg()->block_threshold_us;
@@ -414,20 +428,18 @@ static void monitor_start_locked(bool foreign)
 
 void __weft_monitor_tls_on(void)
 {
-	while (__atomic_exchange_n(&start_lock, 1, __ATOMIC_ACQUIRE))
-		__builtin_ia32_pause();
+	start_lock_take();
 	__weft_tls_takeover_prepare();
 	__weft_tls_takeover_turn_on();
-	__atomic_store_n(&start_lock, 0, __ATOMIC_RELEASE);
+	start_lock_give();
 }
 
 void __weft_monitor_start(bool foreign)
 {
-	while (__atomic_exchange_n(&start_lock, 1, __ATOMIC_ACQUIRE))
-		__builtin_ia32_pause();
+	start_lock_take();
 	if (!__atomic_load_n(&__weft_monitor_settled, __ATOMIC_ACQUIRE))
 		monitor_start_locked(foreign);
-	__atomic_store_n(&start_lock, 0, __ATOMIC_RELEASE);
+	start_lock_give();
 }
 
 void __weft_monitor_after_fork(struct vp *vp)
