@@ -60,6 +60,9 @@ static const char *switching[] = {
 	"sched_yield", "pthread_yield", "pthread_setschedparam", "pthread_setschedprio",
 	"sched_getparam", "sched_setparam", "sched_getscheduler", "sched_setscheduler",
 	"nanosleep", "clock_nanosleep", "usleep", "sleep", "pause", "syscall",
+	"sigsuspend", "__sigsuspend", "__xpg_sigpause", "__sigpause", "sigpause",
+	"pthread_sigmask", "sigprocmask", "sighold", "sigrelse", "sigpending", "sigaltstack",
+	"sigtimedwait", "sigwait", "sigwaitinfo",
 	"pthread_kill", "pthread_sigqueue",
 	/* the io layer (src/io) */
 	"close", "__close", "close_range", "closefrom", "dup", "dup2", "__dup2", "dup3",
@@ -195,6 +198,11 @@ static void *partner(void *arg)
 }
 
 static void *quick(void *arg) { return arg; }
+
+int __sigsuspend(const sigset_t *mask);
+int __sigpause(int sig_or_mask, int is_sig);
+int __xpg_sigpause(int sig);
+int bsd_sigpause(int mask) __asm__("sigpause");
 
 static pthread_t zombie(void)
 {
@@ -528,6 +536,59 @@ static void run_calls(void)
 	sem_post(&cmd);
 	ONE("pause", pause());                 /* ended by the partner's signal */
 	CHECK(got_usr1);
+
+	/* the signal-waiting family: each ended by the partner's signal */
+	sigset_t none, usr2, was;
+	sigemptyset(&none);
+	sigemptyset(&usr2);
+	sigaddset(&usr2, SIGUSR2);
+	got_usr1 = 0;
+	partner_job = 2;
+	sem_post(&cmd);
+	ONE("sigsuspend", sigsuspend(&none));
+	CHECK(got_usr1);
+	got_usr1 = 0;
+	partner_job = 2;
+	sem_post(&cmd);
+	ONE("__sigsuspend", __sigsuspend(&none));
+	CHECK(got_usr1);
+	got_usr1 = 0;
+	partner_job = 2;
+	sem_post(&cmd);
+	ONE("__xpg_sigpause", __xpg_sigpause(SIGUSR2));
+	CHECK(got_usr1);
+	got_usr1 = 0;
+	partner_job = 2;
+	sem_post(&cmd);
+	ONE("__sigpause", __sigpause(SIGUSR2, 1));
+	CHECK(got_usr1);
+	got_usr1 = 0;
+	partner_job = 2;
+	sem_post(&cmd);
+	ONE("sigpause", bsd_sigpause(0));
+	CHECK(got_usr1);
+	/* the masks, and waits for a signal already pending */
+	ONE("pthread_sigmask", pthread_sigmask(SIG_BLOCK, &usr2, &was));
+	ONE("sigprocmask", sigprocmask(SIG_BLOCK, &usr2, NULL));
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+	ONE("sighold", sighold(SIGUSR2));
+	ONE("sigrelse", sigrelse(SIGUSR2));
+	ONE("sighold", sighold(SIGUSR2));
+#pragma GCC diagnostic pop
+	sigset_t pend;
+	ONE("sigpending", sigpending(&pend));
+	stack_t ss;
+	ONE("sigaltstack", sigaltstack(NULL, &ss));
+	struct timespec none_left = { 0, 0 };
+	ONE("sigtimedwait", sigtimedwait(&usr2, NULL, &none_left));   /* EAGAIN */
+	int got_sig;
+	CHECK_OK(pthread_kill(self, SIGUSR2));
+	ONE("sigwait", sigwait(&usr2, &got_sig));
+	CHECK_EQ(got_sig, SIGUSR2);
+	CHECK_OK(pthread_kill(self, SIGUSR2));
+	ONE("sigwaitinfo", sigwaitinfo(&usr2, NULL));
+	CHECK_OK(pthread_sigmask(SIG_SETMASK, &was, NULL));
 
 	uint32_t word = 0;
 	ONE("syscall", syscall(SYS_futex, &word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0));

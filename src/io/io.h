@@ -363,9 +363,6 @@ void __weft_io_poll_now(void) HIDDEN;
 /* The parked waiters, for the poll quantum and for signals. */
 void __weft_io_waiter_add(struct io_waiter *w) HIDDEN;
 void __weft_io_waiter_del(struct io_waiter *w) HIDDEN;
-/* A program signal was caught since the last look: wake the UT it was
- * meant for, if it waits here (signo: the signal, when known). */
-void __weft_io_signal_check(struct vp *vp, uint64_t pending) HIDDEN;
 /* fd is one of the poller's own descriptors (the epoll instance, the wake
  * eventfd). */
 bool __weft_io_poller_owns(int fd) HIDDEN;

@@ -14,14 +14,12 @@
  * signal handler run for the waiting UT ends the wait with EINTR: POSIX
  * never restarts these calls.  All are cancellation points.
  *
- * Signal masks (ppoll, pselect, epoll_pwait, epoll_pwait2).  The zero
- * timeout look is made with the caller's mask, so a signal the mask lets
- * through and that is pending is taken there.  While the caller is parked,
- * the poller sleeps with a mask that lets through what the caller's lets
- * through (poller.c), and such a signal is this caller's.  Weft runs the
- * handler of a signal that arrives in its own code when the call returns;
- * it then re-blocks what the caller had blocked before the call, so the
- * thread's mask afterwards is what it was, as the kernel restores it.
+ * Signal masks (ppoll, pselect, epoll_pwait, epoll_pwait2).  The caller's
+ * mask is its UT's own for the call's duration (runtime/sigdeliver.c keeps
+ * one per UT, and the carrier's kernel mask lets through what any UT could
+ * take): a signal it lets through is routed to this UT and ends its wait;
+ * the handler runs with that mask, then the UT's old mask is back, as the
+ * kernel restores it.  The kernel itself is asked with the carrier's mask.
  */
 #include "io.h"
 
@@ -43,18 +41,17 @@ static struct timespec *time_left(int64_t deadline, struct timespec *ts)
 {
 	if (deadline < 0)
 		return NULL;
-	int64_t left = deadline - __weft_now();
-	if (left < 0)
-		left = 0;
-	ts->tv_sec = left / 1000000000;
-	ts->tv_nsec = left % 1000000000;
+	*ts = __weft_time_left(deadline);
 	return ts;
 }
 
 /* ---- the signal mask around a masked call ---- */
 
+/* The UT's mask is the call's for its duration (runtime/sigdeliver.c
+ * keeps one per UT): a signal the call lets through ends its wait, and its
+ * handler runs with that mask, before the old one is back. */
 struct mask_guard {
-	sigset_t before;
+	uint64_t before;
 	const sigset_t *mask;
 };
 
@@ -62,7 +59,7 @@ static void mask_begin(struct mask_guard *g, const sigset_t *mask)
 {
 	g->mask = mask;
 	if (mask)
-		io_sys4(SYS_rt_sigprocmask, SIG_BLOCK, NULL, &g->before, 8);
+		__weft_sig_mask_swap(mask, &g->before);
 }
 
 static void mask_end(struct mask_guard *g)
@@ -72,16 +69,8 @@ static void mask_end(struct mask_guard *g)
 	struct vp *vp = __weft_vp();
 	if (vp->signals)
 		__weft_signals_deliver(vp);       /* handlers first, as the kernel runs them */
-	sigset_t again;
-	sigemptyset(&again);
-	bool any = false;
-	for (int s = 1; s < 65; s++)
-		if (sigismember(&g->before, s) == 1 && sigismember(g->mask, s) != 1) {
-			sigaddset(&again, s);
-			any = true;
-		}
-	if (any)
-		io_sys4(SYS_rt_sigprocmask, SIG_BLOCK, &again, NULL, 8);
+	__weft_sig_run_cur(vp);
+	__weft_sig_mask_restore(g->before);
 }
 
 /* ---- records for many descriptors ---- */
@@ -160,7 +149,8 @@ static enum io_wake park_on(struct recs *r, int64_t deadline, const sigset_t *ma
 	w->recs = r->v;
 	w->nrecs = r->n;
 	w->deadline = deadline;
-	w->mask = mask;
+	(void)mask;                               /* the UT's own now (mask_begin) */
+	w->mask = NULL;
 	w->consuming = consuming;
 	w->cancel_point = 1;
 	return __weft_io_wait(w);
@@ -179,13 +169,13 @@ static long do_ppoll(struct pollfd *fds, nfds_t n, int64_t deadline, const sigse
 	__weft_io_testcancel();
 	struct mask_guard g;
 	mask_begin(&g, mask);
-	long r = sys_ppoll0(fds, n, mask);
+	long r = sys_ppoll0(fds, n, NULL);
 	if (r != 0 || deadline == 0)
 		goto out;
 	if (__weft_io_must_block()) {
 		/* in the kernel after all; the tick may interrupt it: again */
 		struct timespec ts;
-		r = IO_NO_TICK_EINTR(io_sys5(SYS_ppoll, fds, n, time_left(deadline, &ts), mask, 8));
+		r = IO_NO_TICK_EINTR(io_sys5(SYS_ppoll, fds, n, time_left(deadline, &ts), NULL, 8));
 		goto out;
 	}
 	struct recs rs;
@@ -211,7 +201,7 @@ static long do_ppoll(struct pollfd *fds, nfds_t n, int64_t deadline, const sigse
 		 * closed meanwhile is watched on its hidden duplicate, fd.c),
 		 * it looks again at the numbers it was given: a number closed
 		 * since reports POLLNVAL, a number reused the new file's state */
-		r = sys_ppoll0(fds, n, mask);
+		r = sys_ppoll0(fds, n, NULL);
 		if (look_done(&r, how))
 			break;
 	}
@@ -387,7 +377,7 @@ static long do_pselect(int nfds, fd_set *rd, fd_set *wr, fd_set *ex, int64_t dea
 	for (int i = 0; i < 3; i++)
 		if (in[i])
 			memcpy(orig + i * (b / sizeof *orig), in[i], b);
-	r = select0(nfds, rd, wr, ex, mask, copy);
+	r = select0(nfds, rd, wr, ex, NULL, copy);
 	if (r != 0 || deadline == 0 || __weft_io_must_block()) {
 		if (r == 0 && deadline != 0) {
 			/* a handler over protected code: block as a kernel thread would */
@@ -395,9 +385,8 @@ static long do_pselect(int nfds, fd_set *rd, fd_set *wr, fd_set *ex, int64_t dea
 				if (in[i])
 					memcpy(in[i], orig + i * (b / sizeof *orig), b);
 			struct timespec ts;
-			struct { const sigset_t *m; size_t len; } sm = { mask, 8 };
 			r = IO_NO_TICK_EINTR(io_sys6(SYS_pselect6, nfds, rd, wr, ex, time_left(deadline, &ts),
-						     mask ? &sm : NULL));
+						     NULL));
 		}
 		goto unmap;
 	}
@@ -425,9 +414,9 @@ static long do_pselect(int nfds, fd_set *rd, fd_set *wr, fd_set *ex, int64_t dea
 		for (int i = 0; i < 3; i++)
 			if (in[i])
 				memcpy(in[i], orig + i * (b / sizeof *orig), b);
-		r = select0(nfds, rd, wr, ex, mask, copy);
+		r = select0(nfds, rd, wr, ex, NULL, copy);
 		if (r == -EBADF)
-			r = select_closed(nfds, in, orig, b, mask, copy);
+			r = select_closed(nfds, in, orig, b, NULL, copy);
 		if (r != 0 || how == IO_TIMEDOUT)
 			break;
 		if (how == IO_SIGNALED) {
@@ -506,21 +495,21 @@ static long do_epoll(int epfd, struct epoll_event *ev, int max, int64_t deadline
 	struct mask_guard g;
 	mask_begin(&g, mask);
 	struct timespec ts = zero_ts;
-	long r = io_sys6(SYS_epoll_pwait2, epfd, ev, max, &ts, mask, 8);
+	long r = io_sys6(SYS_epoll_pwait2, epfd, ev, max, &ts, NULL, 8);
 	if (r == -ENOSYS)
-		r = io_sys6(SYS_epoll_pwait, epfd, ev, max, 0, mask, 8);
+		r = io_sys6(SYS_epoll_pwait, epfd, ev, max, 0, NULL, 8);
 	if (r != 0 || deadline == 0)
 		goto out;
 	struct io_fd *f = __weft_io_fd(epfd);
 	if (!f || __weft_io_must_block() || __weft_io_register(epfd, f) != 0) {
 		struct timespec t;
-		r = IO_NO_TICK_EINTR(io_sys6(SYS_epoll_pwait2, epfd, ev, max, time_left(deadline, &t), mask, 8));
+		r = IO_NO_TICK_EINTR(io_sys6(SYS_epoll_pwait2, epfd, ev, max, time_left(deadline, &t), NULL, 8));
 		if (r == -ENOSYS)
 			r = IO_NO_TICK_EINTR(io_sys6(SYS_epoll_pwait, epfd, ev, max,
 						     time_left(deadline, &t) ? (long)((t.tv_sec * 1000) +
 										 (t.tv_nsec + 999999) / 1000000)
 									: -1,
-						     mask, 8));
+						     NULL, 8));
 		goto out;
 	}
 	struct io_rec rec;
@@ -538,9 +527,9 @@ static long do_epoll(int epfd, struct epoll_event *ev, int max, int64_t deadline
 			f = __weft_io_fd_peek(fd);
 		}
 		ts = zero_ts;
-		r = io_sys6(SYS_epoll_pwait2, fd, ev, max, &ts, mask, 8);
+		r = io_sys6(SYS_epoll_pwait2, fd, ev, max, &ts, NULL, 8);
 		if (r == -ENOSYS)
-			r = io_sys6(SYS_epoll_pwait, fd, ev, max, 0, mask, 8);
+			r = io_sys6(SYS_epoll_pwait, fd, ev, max, 0, NULL, 8);
 		if (r > 0 && f->waiters[IO_IN])
 			__weft_io_baton(f, IO_IN);
 		if (look_done(&r, how))

@@ -426,68 +426,6 @@ static const sigset_t *sleep_mask(struct vp *vp, sigset_t *m)
 	return m;
 }
 
-static struct ut *main_ut;
-
-static void find_main(struct ut *t, void *ctx)
-{
-	(void)ctx;
-	if (t->id == 1)
-		main_ut = t;
-}
-
-static bool alive(const struct ut *t)
-{
-	return t && t->id == 1 && t->state != UT_FREE && t->state != UT_ZOMBIE && t->state != UT_EXITING;
-}
-
-static void interrupt(struct io_waiter *w, int signo)
-{
-	w->signo = signo;
-	if (w->ut->state == UT_BLOCKED)
-		__weft_unpark_nopreempt(w->ut, EINTR);
-}
-
-void __weft_io_signal_check(struct vp *vp, uint64_t pending)
-{
-	uint64_t caught = vp->async.caught;
-	if (caught == caught_seen)
-		return;
-	caught_seen = caught;
-	if (!waiters)
-		return;
-	int signo = pending ? __builtin_ctzll(pending) + 1 : 0;
-	struct io_waiter *w = waiters, *oldest = NULL, *mainw = NULL;
-	/* only UTs that were parked when the signal came */
-	sigset_t thread;
-	bool have_thread = nmasked && signo &&
-			   io_sys4(SYS_rt_sigprocmask, SIG_BLOCK, NULL, &thread, 8) == 0;
-	do {
-		if (w->caught != caught && w->ut->state == UT_BLOCKED) {
-			if (w->mask && have_thread) {
-				for (int s = 1; s < 65; s++)
-					if ((pending & (1ull << (s - 1))) && blocks(&thread, s) && !blocks(w->mask, s)) {
-						interrupt(w, s);
-						return;
-					}
-			}
-			if (!oldest)
-				oldest = w;
-			if (w->ut->id == 1)
-				mainw = w;
-		}
-		w = w->next;
-	} while (w != waiters);
-	if (mainw) {
-		interrupt(mainw, signo);
-		return;
-	}
-	if (!alive(main_ut)) {
-		main_ut = NULL;
-		__weft_ut_foreach(find_main, NULL);
-	}
-	if (!alive(main_ut) && oldest)
-		interrupt(oldest, signo);
-}
 
 /* ---- the idle hook and polling while busy -------------------------------- */
 
@@ -518,7 +456,6 @@ static bool wait_idle(struct vp *vp, int64_t deadline)
 		timeout = 0;
 	int n = __weft_io_backend_wait(kfd, timeout, mask, on_ready);
 	__atomic_store_n(&sleeping, 0, __ATOMIC_SEQ_CST);
-	__weft_io_signal_check(vp, vp->deferred.pending);
 	if (!holder)
 		quantum_give(oldest_parked(), true);
 	return n == -EINTR;
@@ -540,6 +477,5 @@ void __weft_io_poll_now(void)
 	sigset_t m;
 	const sigset_t *mask = sleep_mask(vp, &m);
 	__weft_io_backend_wait(kfd, 0, mask, on_ready);
-	__weft_io_signal_check(vp, vp->deferred.pending);
 	__weft_preempt_check();
 }

@@ -229,7 +229,9 @@ enum io_wake __weft_io_wait(struct io_waiter *w)
 		until = w->quantum_at;
 	self->cancel_point = w->cancel_point ? CP_WAITING : CP_SATISFIED;
 	uint32_t gen = __weft_io_fork_gen();
+	self->sig_intr = 1;                       /* a signal for it ends the wait */
 	int r = __weft_park(NULL, until, WAIT_OTHER, w);
+	self->sig_intr = 0;
 	self->cancel_point = CP_NONE;
 	while (unlikely(gen != __weft_io_fork_gen()))
 		__weft_park(NULL, -1, WAIT_OTHER, w);   /* a parent's UT in a forked child: never again */
@@ -241,10 +243,15 @@ enum io_wake __weft_io_wait(struct io_waiter *w)
 		__weft_hooks.cancel_act();
 	} else if (r == EINTR) {
 		how = IO_SIGNALED;
+		w->signo = __weft_sig_woken_by();
 	} else if (r == ETIMEDOUT && w->deadline >= 0 && __weft_now() >= w->deadline) {
 		how = IO_TIMEDOUT;
 	}
 	unlink_all(w, how != IO_WOKEN);
+	/* unhooked: the signal's handler runs now, on this UT, before the
+	 * call decides between EINTR and a restart (runtime/sigdeliver.c) */
+	if (how == IO_SIGNALED)
+		__weft_sig_woken(self);
 	if (r == ETIMEDOUT && how == IO_WOKEN && had_quantum)
 		__weft_io_poll_now();             /* the VP has not idled for a quantum: look */
 	return how;

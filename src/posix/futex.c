@@ -262,7 +262,7 @@ EXPORT long syscall(long nr, ...)
 #ifdef SYS_pause
 	if (nr == SYS_pause && on_vp_thread()) {
 		/* park the UT, not the VP, as pause() does */
-		if (__weft_pause() == ECANCELED)
+		if (__weft_sig_suspend(NULL) == ECANCELED)
 			__weft_cancel_act();
 		return fail(EINTR);
 	}

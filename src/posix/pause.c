@@ -16,7 +16,7 @@ EXPORT int pause(void)
 {
 	__weft_ensure();
 	WEFT_CALL();
-	if (__weft_pause() == ECANCELED)
+	if (__weft_sig_suspend(NULL) == ECANCELED)
 		__weft_cancel_act();
 	errno = EINTR;
 	return -1;

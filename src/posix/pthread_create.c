@@ -32,6 +32,7 @@ EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr,
 		.explicit_sched = a->inherit == PTHREAD_EXPLICIT_SCHED,
 		.stacksize = a->stacksize,
 		.guardsize = a->guardsize,
+		.sigmask = a->ext && a->ext->has_sigmask ? &a->ext->sigmask : NULL,
 	};
 	if (a->stacktop) {
 		/* a stack of the program's own, known by its top as glibc keeps it */

@@ -4,12 +4,11 @@
  * pthread_getcpuclockid.
  *
  * glibc's own versions would take a Weft pthread_t for a pointer to its
- * thread descriptor and crash, so Weft must define them.  Until per-UT
- * signal delivery exists (its own issue), a signal for a live UT goes to the
- * VP's kernel thread, and its handler runs on whichever UT is running when
- * it arrives; a signal whose default action ends the process does exactly
- * what it would with NPTL.  Affinity and CPU clocks are those of the VP's
- * kernel thread, which every UT of the VP shares.
+ * thread descriptor and crash, so Weft must define them.  A signal for a UT
+ * is Weft's to deliver (runtime/sigdeliver.c): pending on that UT, its
+ * handler run on it; one for a guest (a kernel thread Weft did not make)
+ * is the kernel's.  Affinity and CPU clocks are those of the VP's kernel
+ * thread, which every UT of the VP shares.
  */
 #include "posix.h"
 #include "../arch/arch.h"
@@ -41,14 +40,43 @@ static int check_target(pthread_t th, int sig)
 	return 0;
 }
 
+/* A signal for t: Weft's own delivery for a UT (sigdeliver.c); the
+ * kernel's for a guest, which has a kernel thread of its own. */
+static int send(pthread_t th, int sig, const siginfo_t *si)
+{
+	struct ut *t = __weft_ut_lookup(th);
+	if (!t)
+		return ESRCH;
+	if (t->guest_kt) {
+		pid_t tid = t->guest_kt->tid;
+		long r = si->si_code == SI_QUEUE ? __weft_sigqueue_tid(tid, sig, si->si_value)
+						 : __weft_raw_syscall6(SYS_tgkill, getpid(), tid, sig, 0, 0, 0);
+		return r < 0 ? (int)-r : 0;
+	}
+	if (t->state == UT_ZOMBIE || t->state == UT_EXITING)
+		return 0;                     /* exited, not yet joined: as NPTL */
+	return __weft_sig_send(t, sig, si);
+}
+
+static void info_of(siginfo_t *si, int sig, int code, union sigval value)
+{
+	memset(si, 0, sizeof *si);
+	si->si_signo = sig;
+	si->si_code = code;
+	si->si_pid = getpid();
+	si->si_uid = getuid();
+	si->si_value = value;
+}
+
 EXPORT int pthread_kill(pthread_t th, int sig)
 {
 	WEFT_CALL();
 	int e = check_target(th, sig);
 	if (e || sig == 0)
 		return e;
-	long r = __weft_raw_syscall6(SYS_tgkill, getpid(), vp_tid(), sig, 0, 0, 0);
-	return r < 0 ? (int)-r : 0;
+	siginfo_t si;
+	info_of(&si, sig, SI_TKILL, (union sigval){ 0 });
+	return send(th, sig, &si);
 }
 
 EXPORT int pthread_sigqueue(pthread_t th, int sig, const union sigval value)
@@ -57,8 +85,9 @@ EXPORT int pthread_sigqueue(pthread_t th, int sig, const union sigval value)
 	int e = check_target(th, sig);
 	if (e || sig == 0)
 		return e;
-	long r = __weft_sigqueue_tid(vp_tid(), sig, value);
-	return r < 0 ? (int)-r : 0;
+	siginfo_t si;
+	info_of(&si, sig, SI_QUEUE, value);
+	return send(th, sig, &si);
 }
 
 EXPORT int pthread_getaffinity_np(pthread_t th, size_t size, cpu_set_t *set)

@@ -140,8 +140,11 @@ static jump_fn real_jump(const char *name)
 		static jump_fn real;                                                  \
 		if (!real)                                                            \
 			real = real_jump(#name);                                      \
-		if (__weft_started)                                                   \
-			__weft_noswitch_leave(__weft_arch_jmpbuf_sp(env->__jmpbuf)); \
+		if (__weft_started) {                                                 \
+			uintptr_t to_ = __weft_arch_jmpbuf_sp(env->__jmpbuf);         \
+			__weft_noswitch_leave(to_);                                   \
+			__weft_sig_longjmp(to_);                                      \
+		}                                                                     \
 		if (!real)                                                            \
 			__weft_die("cannot find glibc's " #name);                   \
 		real(env, val);                                                       \

@@ -4,8 +4,9 @@
  * A sleeping UT parks on no queue with a deadline; the VP runs the others
  * and sleeps in the kernel only when no UT at all can run (runtime/sched.c).
  * A sleep of zero still gives the processor away, as the kernel's does.
- * Sleeps are not interrupted by signals yet (no EINTR, `rem` untouched)
- * until per-UT signal delivery exists.
+ * A handler run for the sleeping UT ends the sleep with EINTR (never
+ * restarted, as Linux's nanosleep is not) and, for a relative sleep, the
+ * time left in `rem`.
  */
 #include "posix.h"
 
@@ -15,11 +16,14 @@
 static int sleep_until(int64_t deadline)
 {
 	__weft_testcancel();
-	if (deadline <= __weft_now())
+	if (deadline <= __weft_now()) {
 		__weft_yield();
-	else if (__weft_park_cancellable(NULL, deadline, WAIT_SLEEP, NULL) == ECANCELED)
+		return 0;
+	}
+	int r = __weft_park_cancellable(NULL, deadline, WAIT_SLEEP, NULL);
+	if (r == ECANCELED)
 		__weft_cancel_act();
-	return 0;
+	return r == EINTR ? EINTR : 0;
 }
 
 static bool sleepable_clock(clockid_t clk)
@@ -30,7 +34,6 @@ static bool sleepable_clock(clockid_t clk)
 
 int __weft_clock_nanosleep(clockid_t clk, int flags, const struct timespec *req, struct timespec *rem)
 {
-	(void)rem;
 	__weft_ensure();
 	if (!sleepable_clock(clk)) {
 		/* CPU-time clocks: the thread's can't be slept on; the process's
@@ -44,7 +47,10 @@ int __weft_clock_nanosleep(clockid_t clk, int flags, const struct timespec *req,
 					: __weft_rel_deadline(req, &deadline);
 	if (e)
 		return e;
-	return sleep_until(deadline);
+	e = sleep_until(deadline);
+	if (e == EINTR && rem && !(flags & TIMER_ABSTIME))
+		*rem = __weft_time_left(deadline);
+	return e;
 }
 
 EXPORT int clock_nanosleep(clockid_t clk, int flags, const struct timespec *req, struct timespec *rem)
@@ -79,7 +85,9 @@ EXPORT int usleep(useconds_t usec)
 EXPORT unsigned int sleep(unsigned int seconds)
 {
 	WEFT_CALL();
-	struct timespec ts = { .tv_sec = seconds, .tv_nsec = 0 };
-	relative_sleep(&ts, NULL);
-	return 0;
+	struct timespec ts = { .tv_sec = seconds, .tv_nsec = 0 }, rem;
+	if (relative_sleep(&ts, &rem) == 0)
+		return 0;
+	/* interrupted: the seconds left, rounded up as glibc's sleep does */
+	return (unsigned int)rem.tv_sec + (rem.tv_nsec >= 500000000);
 }

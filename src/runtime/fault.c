@@ -16,6 +16,7 @@
  * program manages itself.
  */
 #include "rt.h"
+#include "../arch/arch.h"
 
 #include <signal.h>
 #include <stdarg.h>
@@ -23,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #define ALTSTACK_SIZE (64 * 1024)
@@ -80,10 +82,12 @@ void __weft_fault_init(void)
 		return;
 	stack_t ss = { .ss_sp = alt, .ss_size = ALTSTACK_SIZE, .ss_flags = 0 };
 	stack_t old;
-	/* Keep a program's own alternate stack if it set one before us. */
-	if (sigaltstack(NULL, &old) == 0 && !(old.ss_flags & SS_DISABLE)) {
+	/* Keep a program's own alternate stack if it set one before us.  The
+	 * kernel's, by raw system calls: the program's sigaltstack is per UT
+	 * (sigdeliver.c) and never reaches the kernel. */
+	if (__weft_raw_syscall6(SYS_sigaltstack, 0, (long)&old, 0, 0, 0, 0) == 0 && !(old.ss_flags & SS_DISABLE)) {
 		munmap(alt, ALTSTACK_SIZE);
-	} else if (sigaltstack(&ss, NULL) != 0) {
+	} else if (__weft_raw_syscall6(SYS_sigaltstack, (long)&ss, 0, 0, 0, 0, 0) != 0) {
 		munmap(alt, ALTSTACK_SIZE);
 		return;
 	}

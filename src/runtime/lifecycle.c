@@ -35,6 +35,7 @@ void __weft_ut_exit(void *retval)
 	__weft_tls_exit_dtors(self);
 	__weft_hooks.ut_exiting(self);
 	__weft_tls_detach(self);
+	__weft_sig_gone(self);
 	self->retval = retval;
 	__weft_wake_all_nopreempt(&self->joinq, 0);
 	vp->stat.exited++;

@@ -57,6 +57,7 @@ static inline __attribute__((always_inline)) int __weft_ut_spawn_inline(const st
 	t->policy = (uint8_t)how->policy;
 	t->prio = t->base_prio = (uint8_t)how->prio;
 	memcpy(t->name, self->name, sizeof t->name);  /* as clone() copies comm */
+	__weft_sig_born(t, self, how->sigmask);
 	char *top = t->stack.hi;
 	if (unlikely(vp->tp_on)) {
 		e = __weft_tls_attach(t, &top);

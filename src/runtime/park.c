@@ -116,6 +116,11 @@ static inline __attribute__((always_inline)) int park(struct waitq *q, int64_t d
 	__weft_schedule();
 	self->wait_kind = WAIT_NONE;
 	self->wait_obj = NULL;
+	/* Woken by a signal for it: its handlers run here, before the caller
+	 * decides between EINTR and waiting again (the I/O waits unhook
+	 * first, and run them themselves: io/wait.c) */
+	if (unlikely(self->wake == EINTR) && kind != WAIT_OTHER)
+		__weft_sig_woken(self);
 	/* Woken by an asynchronous cancel away from a cancellation point:
 	 * act here (at one, the caller tidies up and acts itself). */
 	if (unlikely(self->wake == ECANCELED) && self->cancel_point == CP_NONE)

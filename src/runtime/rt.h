@@ -49,6 +49,8 @@
 #include <time.h>
 #include <pthread.h>
 #include <signal.h>
+#include <string.h>
+#include <ucontext.h>
 #include <sys/types.h>
 
 #include "lockorder.h"
@@ -145,6 +147,13 @@ struct ut {
 	uint8_t away;                 /* taken off the VP by the monitor while its kernel
 				       * thread sat in the kernel (monitor.c); set by the
 				       * monitor holding the VP, cleared by the carrier */
+	uint8_t sig_ready;            /* sig_pend & ~sig_mask != 0: a handler is due
+				       * (sigdeliver.c); tested at every switch-in */
+	uint8_t sig_restart;          /* the handlers last run on it all had SA_RESTART */
+	uint8_t sig_woken;            /* the signal whose delivery ended its wait */
+	uint8_t sig_intr;             /* its wait (not a cancellation point) may end
+				       * with EINTR for a handler: the caller waits
+				       * again (a mutex) or decides (the I/O waits) */
 	int wake;                     /* result handed over by unpark */
 	int saved_errno;              /* errno while not running */
 	uint32_t slot, gen;           /* handle = gen << 32 | slot */
@@ -169,6 +178,17 @@ struct ut {
 	void *unwind_exc;             /* pthread_exit's unwind exception, while exiting */
 	uint32_t pct_prio;            /* PCT debug scheduler's priority */
 	uint32_t switch_points;       /* its epilogues seen by a debug scheduler */
+	/* Signals (sigdeliver.c).  Written by the VP's mainline, or by the
+	 * dispatcher when it interrupted the program's own code (never Weft's
+	 * text, so never a half-done change of these). */
+	uint64_t sig_mask;            /* bit s-1: s blocked (pthread_sigmask) */
+	uint64_t sig_pend;            /* bit s-1: s pending for this UT */
+	struct sig_rec *sig_q;        /* their siginfo, oldest first */
+	uint64_t sig_wait;            /* the set it waits for in sigwait & co (0: none) */
+	struct sig_frame *sig_frames; /* handlers Weft runs on it, innermost first */
+	stack_t sig_alt;              /* its sigaltstack (ss_flags SS_DISABLE: none) */
+	uint32_t sig_handled;         /* handlers run on it (pause, sigsuspend) */
+	uint8_t sig_counted;          /* its mask is in the process's tally */
 	char name[16];
 #if defined(__SANITIZE_ADDRESS__)
 	void *asan_fake;              /* ASan's fake-stack handle while switched out */
@@ -355,6 +375,9 @@ struct vp {
 					   * against tid after its fence) */
 	sigset_t prog_mask;               /* the program's signal mask, carried from one
 					   * carrier to the next at a handoff */
+	uint64_t sig_kmask;               /* what the carrier's kernel mask blocks for
+					   * the UTs: the signals no UT could take now
+					   * (sigdeliver.c; mainline) */
 	int *errnop;                      /* errno to save and restore at a switch: the kernel
 					   * thread's; errno_sink once UTs have TLS of their own */
 	int errno_sink;
@@ -494,6 +517,7 @@ struct ut_spawn {
 	bool detached, explicit_sched;
 	void *stackaddr;                  /* caller's stack, or NULL */
 	size_t stacksize, guardsize;      /* 0: defaults */
+	const sigset_t *sigmask;          /* its signal mask; NULL: the creator's */
 };
 /* Make a UT and make it READY (running it at once if it outranks the
  * caller).  0, or EAGAIN when out of slots or memory. */
@@ -615,6 +639,15 @@ int64_t __weft_now(void) HIDDEN;                     /* CLOCK_MONOTONIC ns */
  * "never".  EINVAL for a bad clock or tv_nsec out of range. */
 int __weft_abs_deadline(clockid_t clk, const struct timespec *abs, int64_t *out) HIDDEN;
 int __weft_rel_deadline(const struct timespec *rel, int64_t *out) HIDDEN;
+/* The time from now until `deadline` (CLOCK_MONOTONIC ns), never below
+ * zero, as a relative timespec. */
+static inline struct timespec __weft_time_left(int64_t deadline)
+{
+	int64_t left = deadline - __weft_now();
+	if (left < 0)
+		left = 0;
+	return (struct timespec){ .tv_sec = left / 1000000000, .tv_nsec = left % 1000000000 };
+}
 int __weft_timer_reserve(uint32_t n) HIDDEN;          /* EAGAIN */
 void __weft_timer_add(struct ut *t, int64_t deadline) HIDDEN;
 void __weft_timer_del(struct ut *t) HIDDEN;
@@ -735,11 +768,92 @@ static inline bool __weft_noswitch(struct vp *vp)
 }
 /* A program handler over protected code leaves by longjmp to `sp`. */
 void __weft_noswitch_leave(uintptr_t sp) HIDDEN;
-/* pause(): park until the VP catches a program signal; EINTR. */
-int __weft_pause(void) HIDDEN;
-/* The VP slept in the kernel and a signal cut it short. */
-void __weft_signal_caught(void) HIDDEN;
-bool __weft_pausers(void) HIDDEN;
+/* The program's action for sig as it set it (SIG_DFL if never). */
+void __weft_sig_action(int sig, struct sigaction *a) HIDDEN;
+/* Is sig's program action a handler the dispatcher runs? */
+bool __weft_sig_dispatched(int sig) HIDDEN;
+/* Run the program's handler for sig now, on the running UT, as a call
+ * from Weft's code (sigdeliver.c does the masks around it). */
+void __weft_sig_call_handler(const struct sigaction *a, int sig, siginfo_t *si, ucontext_t *uc) HIDDEN;
+/* Install the dispatcher for sig although the program's action is SIG_DFL
+ * or SIG_IGN (a sigwait-family call waits for it); idempotent. */
+void __weft_sig_intercept(int sig) HIDDEN;
+bool __weft_sig_intercepted(int sig) HIDDEN;
+/* sig's action is SIG_DFL: do what the kernel would (ignore, stop, end). */
+void __weft_sig_default(int sig) HIDDEN;
+/* SA_RESETHAND fired for a delivery Weft made: the program's action is
+ * SIG_DFL from now on. */
+void __weft_sig_reset(int sig) HIDDEN;
+
+/* ---- per-UT signals (sigdeliver.c): Mueller's masks, pending sets and
+ * delivery by fake call.  Every call here runs on the VP's mainline (or in
+ * the dispatcher when it interrupted the program's own code). ---- */
+struct sig_rec {
+	struct sig_rec *next;
+	siginfo_t info;
+};
+struct sig_frame {                        /* a handler Weft runs on a UT */
+	struct sig_frame *outer;
+	uintptr_t sp;                     /* its caller's stack pointer */
+	uint64_t mask;                    /* the UT's mask before it */
+};
+/* The main UT's signal state at start-up (its mask is the kernel's). */
+void __weft_sig_init_main(struct ut *t) HIDDEN;
+/* A new UT's mask: its creator's, or the attribute's; counted. */
+void __weft_sig_born_slow(struct ut *t) HIDDEN;
+extern uint32_t __weft_sig_masked_uts HIDDEN;   /* counted UTs with a non-empty mask */
+static inline void __weft_sig_born(struct ut *t, const struct ut *creator, const sigset_t *attr_mask)
+{
+	t->sig_mask = creator->sig_mask;
+	t->sig_alt.ss_flags = SS_DISABLE;
+	if (unlikely(attr_mask != NULL || t->sig_mask != 0 || __weft_sig_masked_uts != 0)) {
+		if (attr_mask)
+			memcpy(&t->sig_mask, attr_mask, sizeof t->sig_mask);
+		__weft_sig_born_slow(t);
+	} else {
+		t->sig_counted = 1;
+	}
+}
+/* An exiting UT leaves the tally; its pending signals are dropped. */
+void __weft_sig_gone(struct ut *t) HIDDEN;
+/* pthread_sigmask for the running UT: 0 or EINVAL. */
+int __weft_sig_setmask(int how, const sigset_t *set, sigset_t *old) HIDDEN;
+/* sigpending: the running UT's and the process's. */
+void __weft_sig_pending(sigset_t *set) HIDDEN;
+/* A thread-directed signal for t (pthread_kill, pthread_sigqueue, raise):
+ * 0, EAGAIN (no room to queue it) or EINVAL. */
+int __weft_sig_send(struct ut *t, int sig, const siginfo_t *si) HIDDEN;
+/* A signal the kernel gave the carrier, with the runtime's state whole:
+ * to its UT, by Mueller's rules.  uc: the dispatcher's context (the
+ * handler may run at once on the running UT), or NULL (mainline). */
+void __weft_sig_route(struct vp *vp, int sig, siginfo_t *si, ucontext_t *uc) HIDDEN;
+/* The carrier's kernel mask as Weft keeps it (what no UT could take, what
+ * is deferred, and a running handler's mask), set with no window. */
+void __weft_sig_kmask_sync(struct vp *vp) HIDDEN;
+/* Run the running UT's due handlers (a fake call at a safe point).  True
+ * if one ran. */
+bool __weft_sig_run_cur(struct vp *vp) HIDDEN;
+/* A parked UT was woken with EINTR: run its handlers (park.c). */
+void __weft_sig_woken(struct ut *self) HIDDEN;
+/* sigwait family: the signal number taken (info filled), or -errno
+ * (EAGAIN: deadline passed; EINTR: a handler ran, if `eintr`). */
+int __weft_sig_wait(const sigset_t *set, siginfo_t *info, int64_t deadline, bool eintr) HIDDEN;
+/* Some UT waits for a signal (sigwait & co, sigsuspend, pause). */
+bool __weft_sig_waiting(void) HIDDEN;
+/* sigsuspend (mask NULL: pause): park until a handler has run; EINTR. */
+int __weft_sig_suspend(const sigset_t *mask) HIDDEN;
+/* Swap the running UT's mask for a call's duration (ppoll, pselect,
+ * epoll_pwait): set `mask`, returning the old one in *old. */
+void __weft_sig_mask_swap(const sigset_t *mask, uint64_t *old) HIDDEN;
+void __weft_sig_mask_restore(uint64_t old) HIDDEN;
+/* sigaltstack for the running UT: 0 or an errno value. */
+int __weft_sig_altstack(const stack_t *ss, stack_t *old) HIDDEN;
+/* A handler Weft ran on the UT leaves by longjmp to `sp`: its mask back. */
+void __weft_sig_longjmp(uintptr_t sp) HIDDEN;
+/* Would the last handlers run on the caller have its call restarted? */
+static inline bool __weft_sig_restartable(void) { return __weft_vp()->cur->sig_restart; }
+/* The signal that ended the caller's last wait (0: none known). */
+static inline int __weft_sig_woken_by(void) { return __weft_vp()->cur->sig_woken; }
 
 /* ---- debug schedulers, traces, deadlock reports (debug_sched.c) ---- */
 /* Parse a WEFT_SCHED value: true if it names a policy. */

@@ -102,6 +102,10 @@ static inline void switched_in(struct vp *vp)
 	struct ut *cur = vp->cur;
 	san_enter(cur);
 	*vp->errnop = cur->saved_errno;
+	/* a signal became due for it while it was switched out: its handler
+	 * runs at the epilogue it returns through (sigdeliver.c) */
+	if (unlikely(cur->sig_ready))
+		vp->signals = 1;
 	if (unlikely(vp->exiting != NULL)) {
 		struct ut *t = vp->exiting;
 		vp->exiting = NULL;
@@ -194,8 +198,8 @@ static bool kernel_sleep_until(struct vp *vp, uint32_t seen, int64_t deadline)
 }
 
 /* A signal ended a wait in the kernel: if it was a program signal (not
- * Weft's tick), deferred handlers run now, on the current (blocked) UT's
- * stack with switching off, and pause() callers return. */
+ * Weft's tick), it goes to its UT now (sigdeliver.c), which wakes that UT
+ * if it waits where a signal may end the wait. */
 static void after_kernel_wait(struct vp *vp)
 {
 	if (vp->signals)
@@ -261,7 +265,7 @@ static int idle(struct vp *vp)
 			 * is in pause(), waiting for a signal, or in a call off the
 			 * VP, which will come back; otherwise sleep, as NPTL would,
 			 * until a signal handler changes something. */
-			if (!__weft_pausers() && !vp->offvp) {
+			if (!__weft_sig_waiting() && !vp->offvp) {
 				idle_end(vp);
 				__weft_deadlock();
 				idle_begin(vp);

@@ -71,8 +71,6 @@ struct prog_action {
 };
 static struct prog_action actions[NSIG_ALL];
 
-static struct waitq pausers;
-
 static bool synchronous(int sig)
 {
 	return sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE || sig == SIGILL ||
@@ -177,23 +175,6 @@ static long kmask(int how, const sigset_t *set, sigset_t *old)
 	return __weft_raw_syscall6(SYS_rt_sigprocmask, how, (long)set, (long)old, 8, 0, 0);
 }
 
-static void add_pending(sigset_t *m, uint64_t pending)
-{
-	for (int s = 1; s < NSIG_ALL; s++)
-		if (pending & (1ull << (s - 1)))
-			sigaddset(m, s);
-}
-
-/* Put `old` back, keeping deferred signals blocked. */
-static void mask_restore(struct vp *vp, const sigset_t *old)
-{
-	sigset_t all, m = *old;
-	sigfillset(&all);
-	kmask(SIG_BLOCK, &all, NULL);
-	add_pending(&m, vp->deferred.pending);
-	kmask(SIG_SETMASK, &m, NULL);
-}
-
 /* The mask a program handler runs with: the interrupted code's, its
  * sa_mask, and the signal itself unless SA_NODEFER. */
 static void handler_mask(sigset_t *m, const sigset_t *interrupted, const struct sigaction *a, int sig)
@@ -205,156 +186,6 @@ static void handler_mask(sigset_t *m, const sigset_t *interrupted, const struct 
 	if (!(a->sa_flags & SA_NODEFER))
 		sigaddset(m, sig);
 }
-
-/* ---- the dispatcher ------------------------------------------------------ */
-
-static bool on_vp_thread(const struct vp *vp)
-{
-	return __weft_on_vp_thread(vp);
-}
-
-/* Keep sig for the next epilogue.  It stays blocked (the interrupted
- * context's mask, restored by sigreturn) until its handler has run, so the
- * kernel keeps any further instance queued: nothing is lost or merged. */
-static void defer(struct vp *vp, int sig, const siginfo_t *si)
-{
-	struct vp_deferred *d = &vp->deferred;
-	d->info[sig - 1] = *si;
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	d->pending |= 1ull << (sig - 1);
-	vp->stat.signals_deferred++;
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	vp->signals = 1;
-}
-
-/* Run the program's handler now, with its own mask; back with everything
- * blocked again, as the dispatcher runs. */
-static void run_now(struct vp *vp, const struct sigaction *a, int sig, siginfo_t *si, ucontext_t *uc,
-		    bool noswitch)
-{
-	sigset_t m, all;
-	struct vp_noswitch saved;
-	handler_mask(&m, &uc->uc_sigmask, a, sig);
-	if (noswitch)
-		saved = noswitch_enter(vp);
-	kmask(SIG_SETMASK, &m, NULL);
-	call_handler(a, sig, si, uc);
-	sigfillset(&all);
-	kmask(SIG_BLOCK, &all, NULL);
-	if (noswitch)
-		noswitch_exit(vp, &saved);
-}
-
-static void dispatch(int sig, siginfo_t *si, void *ucv)
-{
-	ucontext_t *uc = ucv;
-	struct vp *vp = __weft_vp();
-	const struct sigaction *a = action_of(sig);
-	if (!is_handler(a))
-		return;                       /* changed meanwhile (sigaction races the signal) */
-	if (!on_vp_thread(vp)) {
-		/* a kernel thread Weft does not run UTs on: no Weft state */
-		sigset_t m;
-		handler_mask(&m, &uc->uc_sigmask, a, sig);
-		kmask(SIG_SETMASK, &m, NULL);
-		call_handler(a, sig, si, uc);
-		return;
-	}
-	vp->async.caught++;
-	vp->signals = 1;                      /* pause() callers return (signals_deliver) */
-	uintptr_t pc = __weft_arch_pc(uc), sp = __weft_arch_sp(uc);
-	if (__weft_pc_in_weft(pc))
-		defer(vp, sig, si);
-	else if (__weft_pc_protected(pc) || __weft_noswitch_at(vp, sp))
-		run_now(vp, a, sig, si, uc, true);
-	else
-		run_now(vp, a, sig, si, uc, false);
-	/* whatever is deferred stays blocked in the context we return to */
-	add_pending(&uc->uc_sigmask, vp->deferred.pending);
-}
-
-void __weft_signal_forward(int sig, siginfo_t *si, void *uc)
-{
-	if (sig >= 1 && sig < NSIG_ALL && actions[sig].set && is_handler(action_of(sig)))
-		dispatch(sig, si, uc);
-}
-
-/* ---- delivery of deferred signals (mainline) ---------------------------- */
-
-/* Run one deferred signal's handler with its mask, as the kernel would. */
-static void deliver_one(struct vp *vp, int sig, siginfo_t *si)
-{
-	if (sig == __weft_proc.cfg.dump_signal) {
-		__weft_dump_on_signal(sig, __weft_proc.cfg.dump_exit);
-		return;
-	}
-	const struct sigaction *a = action_of(sig);
-	if (!is_handler(a)) {
-		if (a->sa_handler == SIG_DFL)   /* the default action, by the kernel */
-			__weft_raw_syscall6(SYS_tgkill, getpid(), vp->tid, sig, 0, 0, 0);
-		return;
-	}
-	struct sigaction copy = *a;
-	sigset_t old, m;
-	kmask(SIG_BLOCK, NULL, &old);
-	handler_mask(&m, &old, &copy, sig);
-	ucontext_t uc;
-	getcontext(&uc);
-	kmask(SIG_SETMASK, &m, NULL);
-	if (vp->cur->state == UT_RUNNING && !__weft_noswitch(vp)) {
-		uint8_t in_weft = vp->in_weft;
-		__weft_outcall_begin(vp);
-		call_handler(&copy, sig, si, &uc);
-		__weft_outcall_end();
-		vp->in_weft = in_weft;
-	} else {
-		/* idle: on a parked UT's stack, where nothing may switch */
-		struct vp_noswitch saved = noswitch_enter(vp);
-		call_handler(&copy, sig, si, &uc);
-		noswitch_exit(vp, &saved);
-	}
-	mask_restore(vp, &old);
-}
-
-void __weft_signals_deliver(struct vp *vp)
-{
-	struct vp_deferred *d = &vp->deferred;
-	int saved_errno = errno;
-	sigset_t all, old;
-	sigfillset(&all);
-	while (vp->signals) {
-		/* take everything recorded so far, with no handler writing */
-		kmask(SIG_BLOCK, &all, &old);
-		vp->signals = 0;
-		uint64_t pending = d->pending;
-		d->pending = 0;
-		siginfo_t info[64];
-		for (int s = 1; s < NSIG_ALL; s++)
-			if (pending & (1ull << (s - 1)))
-				info[s - 1] = d->info[s - 1];
-		kmask(SIG_SETMASK, &old, NULL);
-		/* a program signal was caught: pause() returns, as the kernel's
-		 * does once a handler has run */
-		if (vp->async.caught != vp->caught_seen) {
-			vp->caught_seen = vp->async.caught;
-			__weft_signal_caught();
-		}
-		for (int s = 1; s < NSIG_ALL; s++) {
-			if (!(pending & (1ull << (s - 1))))
-				continue;
-			deliver_one(vp, s, &info[s - 1]);
-			/* let the kernel hand over the next instance, if any (it
-			 * arrives here, in Weft's text, and is deferred again) */
-			sigset_t one;
-			sigemptyset(&one);
-			sigaddset(&one, s);
-			kmask(SIG_UNBLOCK, &one, NULL);
-		}
-	}
-	errno = saved_errno;
-}
-
-/* ---- sigaction for the program ------------------------------------------ */
 
 /* The kernel's sigaction, bypassing the program's view (Weft's own use). */
 struct kernel_sigaction {
@@ -387,6 +218,253 @@ static int kernel_sigaction(int sig, const struct sigaction *act, struct sigacti
 	return 0;
 }
 
+/* ---- the dispatcher ------------------------------------------------------ */
+
+static bool on_vp_thread(const struct vp *vp)
+{
+	return __weft_on_vp_thread(vp);
+}
+
+#define BIT(s) (1ull << ((s) - 1))
+/* Signals whose action is SIG_DFL or SIG_IGN but whose dispatcher is
+ * installed all the same: a sigwait-family call waited for them.  Set by
+ * the mainline (bit first, then the kernel's action), read by the
+ * dispatcher. */
+static volatile uint64_t intercepted;
+
+/* Keep sig for the next epilogue.  It stays blocked (the interrupted
+ * context's mask, restored by sigreturn) until it has been routed, so the
+ * kernel keeps any further instance queued: nothing is lost or merged. */
+static void defer(struct vp *vp, int sig, const siginfo_t *si)
+{
+	struct vp_deferred *d = &vp->deferred;
+	d->info[sig - 1] = *si;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	d->pending |= 1ull << (sig - 1);
+	vp->stat.signals_deferred++;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	vp->signals = 1;
+}
+
+/* The kernel mask the interrupted context gets back at sigreturn: what
+ * Weft keeps blocked for the UTs (sigdeliver.c) and what is deferred. */
+static void context_mask(struct vp *vp, ucontext_t *uc)
+{
+	uint64_t m;
+	memcpy(&m, &uc->uc_sigmask, sizeof m);
+	/* the synchronous and Weft's own signals keep whatever they had */
+	uint64_t keep = BIT(SIGKILL) | BIT(SIGSTOP) | BIT(32) | BIT(33) | BIT(SIGSEGV) | BIT(SIGBUS) |
+			BIT(SIGFPE) | BIT(SIGILL) | BIT(SIGTRAP) | BIT(SIGSYS);
+	if (__weft_tick_signal())
+		keep |= BIT(__weft_tick_signal());
+	m = (m & keep) | ((vp->sig_kmask | vp->deferred.pending) & ~keep);
+	memcpy(&uc->uc_sigmask, &m, sizeof m);
+}
+
+static void dispatch(int sig, siginfo_t *si, void *ucv)
+{
+	ucontext_t *uc = ucv;
+	struct vp *vp = __weft_vp();
+	const struct sigaction *a = action_of(sig);
+	bool caught = is_handler(a);
+	if (!caught && !(intercepted & BIT(sig)))
+		return;                       /* changed meanwhile (sigaction races the signal) */
+	if (!on_vp_thread(vp)) {
+		/* a kernel thread Weft does not run UTs on (a UT's own kernel
+		 * thread in an unwrapped call, or a foreign one): no Weft state.
+		 * The thread the kernel chose takes it, as under NPTL. */
+		if (!caught) {
+			if (a->sa_handler == SIG_DFL)
+				__weft_sig_default(sig);
+			return;
+		}
+		sigset_t m;
+		handler_mask(&m, &uc->uc_sigmask, a, sig);
+		kmask(SIG_SETMASK, &m, NULL);
+		call_handler(a, sig, si, uc);
+		if (a->sa_flags & SA_RESETHAND)
+			__weft_sig_reset(sig);
+		return;
+	}
+	vp->async.caught++;
+	uintptr_t pc = __weft_arch_pc(uc), sp = __weft_arch_sp(uc);
+	if (__weft_pc_in_weft(pc) || vp->in_weft) {
+		defer(vp, sig, si);
+	} else {
+		/* the runtime's state is whole: route it now (sigdeliver.c); a
+		 * handler that runs over protected code may not switch */
+		bool ns = __weft_pc_protected(pc) || __weft_noswitch_at(vp, sp);
+		struct vp_noswitch saved;
+		if (ns)
+			saved = noswitch_enter(vp);
+		__weft_sig_route(vp, sig, si, uc);
+		if (ns)
+			noswitch_exit(vp, &saved);
+	}
+	context_mask(vp, uc);
+}
+
+void __weft_signal_forward(int sig, siginfo_t *si, void *uc)
+{
+	if (sig >= 1 && sig < NSIG_ALL && actions[sig].set && is_handler(action_of(sig)))
+		dispatch(sig, si, uc);
+}
+
+/* ---- what sigdeliver.c asks of the actions ------------------------------- */
+
+void __weft_sig_action(int sig, struct sigaction *a)
+{
+	if (sig >= 1 && sig < NSIG_ALL && actions[sig].set) {
+		*a = *action_of(sig);
+		return;
+	}
+	memset(a, 0, sizeof *a);
+	a->sa_handler = SIG_DFL;
+}
+
+bool __weft_sig_dispatched(int sig)
+{
+	if (sig < 1 || sig >= NSIG_ALL)
+		return false;
+	if (sig == __weft_proc.cfg.dump_signal)
+		return false;
+	if (sig == __weft_tick_signal())
+		return actions[sig].set != 0;     /* the tick forwards the program's */
+	return dispatched(sig);
+}
+
+void __weft_sig_call_handler(const struct sigaction *a, int sig, siginfo_t *si, ucontext_t *uc)
+{
+	call_handler(a, sig, si, uc);
+}
+
+/* The dispatcher as the kernel's action for sig, with the program's
+ * restart flag (a call interrupted on the carrier restarts as the program
+ * asked); every other flag Weft applies itself. */
+static int install_dispatcher(int sig, const struct sigaction *act)
+{
+	struct sigaction k;
+	memset(&k, 0, sizeof k);
+	k.sa_sigaction = dispatch;
+	k.sa_flags = SA_SIGINFO | (act ? (act->sa_flags & SA_RESTART) : SA_RESTART);
+	__weft_signal_block_all(&k.sa_mask);
+	return kernel_sigaction(sig, &k, NULL);
+}
+
+bool __weft_sig_intercepted(int sig)
+{
+	return sig >= 1 && sig < NSIG_ALL && (intercepted & BIT(sig));
+}
+
+static void publish(int sig, const struct sigaction *act);
+
+void __weft_sig_intercept(int sig)
+{
+	if (sig < 1 || sig >= NSIG_ALL || !dispatched(sig) || (intercepted & BIT(sig)))
+		return;
+	struct prog_action *p = &actions[sig];
+	if (!p->set) {
+		/* what the program would read back: the kernel's action now */
+		struct sigaction now;
+		if (kernel_sigaction(sig, NULL, &now) != 0)
+			return;
+		now.sa_flags &= ~SA_RESTORER;
+		publish(sig, &now);
+	}
+	intercepted |= BIT(sig);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (!is_handler(action_of(sig)))
+		install_dispatcher(sig, NULL);
+}
+
+void __weft_sig_reset(int sig)
+{
+	struct sigaction dfl;
+	memset(&dfl, 0, sizeof dfl);
+	dfl.sa_handler = SIG_DFL;
+	publish(sig, &dfl);
+	if (!(intercepted & BIT(sig)))
+		kernel_sigaction(sig, &dfl, NULL);
+}
+
+void __weft_sig_default(int sig)
+{
+	if (sig == SIGCHLD || sig == SIGCONT || sig == SIGURG || sig == SIGWINCH)
+		return;                        /* ignored by default */
+	/* let the kernel do it: SIG_DFL, unblocked, sent to this thread
+	 * (it ends the process, or stops it until SIGCONT) */
+	struct sigaction dfl, was;
+	memset(&dfl, 0, sizeof dfl);
+	dfl.sa_handler = SIG_DFL;
+	kernel_sigaction(sig, &dfl, &was);
+	sigset_t one, old;
+	sigemptyset(&one);
+	sigaddset(&one, sig);
+	kmask(SIG_UNBLOCK, &one, &old);
+	__weft_raw_syscall6(SYS_tgkill, getpid(), __weft_raw_syscall6(SYS_gettid, 0, 0, 0, 0, 0, 0), sig, 0, 0, 0);
+	/* continued (a stop signal): as it was */
+	kmask(SIG_SETMASK, &old, NULL);
+	kernel_sigaction(sig, &was, NULL);
+}
+
+/* ---- delivery of deferred signals (mainline) ---- */
+
+void __weft_signals_deliver(struct vp *vp)
+{
+	struct vp_deferred *d = &vp->deferred;
+	int saved_errno = errno;
+	sigset_t all, old;
+	sigfillset(&all);
+	while (vp->signals) {
+		/* take everything recorded so far, with no handler writing */
+		kmask(SIG_BLOCK, &all, &old);
+		vp->signals = 0;
+		uint64_t pending = d->pending;
+		d->pending = 0;
+		siginfo_t info[64];
+		for (int s = 1; s < NSIG_ALL; s++)
+			if (pending & (1ull << (s - 1)))
+				info[s - 1] = d->info[s - 1];
+		kmask(SIG_SETMASK, &old, NULL);
+		for (int s = 1; s < NSIG_ALL; s++) {
+			if (!(pending & (1ull << (s - 1))))
+				continue;
+			if (s == __weft_proc.cfg.dump_signal)
+				__weft_dump_on_signal(s, __weft_proc.cfg.dump_exit);
+			else
+				__weft_sig_route(vp, s, &info[s - 1], NULL);
+		}
+		/* let the kernel hand over the next instances, if any (they
+		 * arrive here, in Weft's text, and are deferred again), unless
+		 * no UT could take them now; what was deferred meanwhile stays
+		 * blocked (an unblock of one signal here let a third instance
+		 * in over a second's record) */
+		if (pending)
+			__weft_sig_kmask_sync(vp);
+		/* the running UT's own, at this safe point */
+		__weft_sig_run_cur(vp);
+	}
+	/* a handler over protected code holds the running UT's back: later */
+	struct ut *cur = vp->cur;
+	if (cur && cur->state == UT_RUNNING && cur->sig_ready)
+		vp->signals = 1;
+	errno = saved_errno;
+}
+
+/* ---- sigaction for the program ------------------------------------------ */
+
+/* Publish the program's action: fill the spare copy, then switch. */
+static void publish(int sig, const struct sigaction *act)
+{
+	struct prog_action *p = &actions[sig];
+	uint8_t spare = (uint8_t)!p->cur;
+	p->a[spare] = *act;
+	p->a[spare].sa_flags &= ~SA_RESTORER;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	p->cur = spare;
+	p->set = 1;
+}
+
 int __weft_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
 	if (sig < 1 || sig >= NSIG_ALL) {
@@ -397,23 +475,16 @@ int __weft_sigaction(int sig, const struct sigaction *act, struct sigaction *old
 	if (!dispatched(sig) && !weft_owned)
 		return kernel_sigaction(sig, act, old);
 	struct prog_action *p = &actions[sig];
-	struct sigaction now;
-	/* What the program set, as it set it; SIG_DFL where the kernel reset
-	 * it (SA_RESETHAND) or it never set one. */
-	if (kernel_sigaction(sig, NULL, &now) != 0)
-		return -1;
 	if (old) {
-		if (!p->set) {
-			*old = now;
-			if (weft_owned)
-				memset(old, 0, sizeof *old);    /* Weft's: the program sees SIG_DFL */
-		} else {
+		/* what the program set, as it set it (Weft applies SA_RESETHAND
+		 * itself, so the record is the truth); the kernel's if it never
+		 * set one, and SIG_DFL for Weft's own signals */
+		if (p->set) {
 			*old = *action_of(sig);
-			/* SA_RESETHAND fired: the kernel put SIG_DFL back */
-			if (is_handler(old) && !weft_owned &&
-			    now.sa_sigaction != (void (*)(int, siginfo_t *, void *))dispatch)
-				old->sa_handler = now.sa_handler;
-			old->sa_flags |= now.sa_flags & SA_RESTORER;
+		} else if (weft_owned) {
+			memset(old, 0, sizeof *old);
+		} else if (kernel_sigaction(sig, NULL, old) != 0) {
+			return -1;
 		}
 	}
 	if (!act)
@@ -422,25 +493,15 @@ int __weft_sigaction(int sig, const struct sigaction *act, struct sigaction *old
 		errno = EINVAL;
 		return -1;
 	}
-	/* publish the program's action: fill the spare copy, then switch */
-	uint8_t spare = (uint8_t)!p->cur;
-	p->a[spare] = *act;
-	p->a[spare].sa_flags &= ~SA_RESTORER;
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	p->cur = spare;
-	p->set = 1;
-	if (sig == __weft_tick_signal())
-		return 0;                    /* the tick's handler forwards to it */
-	if (sig == __weft_proc.cfg.dump_signal)
-		return 0;                    /* recorded, not installed: the dump keeps it */
-	if (!is_handler(act))
+	publish(sig, act);
+	if (weft_owned)
+		return 0;                    /* the tick forwards to it; the dump keeps it */
+	if (!is_handler(act)) {
+		if (intercepted & BIT(sig))
+			return 0;            /* a sigwait may wait for it: the dispatcher stays */
 		return kernel_sigaction(sig, act, NULL);
-	struct sigaction k = *act;
-	k.sa_sigaction = dispatch;
-	k.sa_flags |= SA_SIGINFO;
-	k.sa_flags &= ~SA_NODEFER;          /* the dispatcher applies it itself */
-	__weft_signal_block_all(&k.sa_mask);
-	return kernel_sigaction(sig, &k, NULL);
+	}
+	return install_dispatcher(sig, act);
 }
 
 /* ---- the dump signal ---------------------------------------------------- */
@@ -460,7 +521,7 @@ static void on_dump(int sig, siginfo_t *si, void *ucv)
 		__weft_raw_syscall6(SYS_tgkill, getpid(), vp->tid, sig, 0, 0, 0);
 	} else if (__weft_pc_in_weft(__weft_arch_pc(uc))) {
 		defer(vp, sig, si);
-		add_pending(&uc->uc_sigmask, vp->deferred.pending);
+		context_mask(vp, uc);
 	} else {
 		__weft_dump_on_signal(sig, __weft_proc.cfg.dump_exit);
 	}
@@ -480,23 +541,6 @@ void __weft_dump_signal_init(void)
 	__weft_signal_block_all(&sa.sa_mask);
 	if (kernel_sigaction(sig, &sa, NULL) != 0)
 		__weft_warn("weft: WEFT_DUMP_SIGNAL: cannot install the handler for signal %d", sig);
-}
-
-/* ---- pause() ------------------------------------------------------------- */
-
-int __weft_pause(void)
-{
-	return __weft_park_cancellable(&pausers, -1, WAIT_PAUSE, NULL);
-}
-
-bool __weft_pausers(void)
-{
-	return pausers.head != NULL;
-}
-
-void __weft_signal_caught(void)
-{
-	__weft_wake_all_nopreempt(&pausers, EINTR);
 }
 
 /* Every signal a handler of Weft's may block while it runs: all but the

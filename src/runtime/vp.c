@@ -171,6 +171,7 @@ void __weft_init(void)
 	__weft_preempt_init();
 	__weft_sched_debug_init();
 	__weft_dump_signal_init();
+	__weft_sig_init_main(t);
 	pthread_atfork(before_fork, after_fork_parent, after_fork_child);
 	errno = saved;
 }

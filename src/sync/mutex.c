@@ -101,13 +101,25 @@ static inline __attribute__((always_inline)) int try_acquire(struct wmutex *w, s
  * before we park, so the scheduler's next choice already sees it. */
 static int wait_for(struct wmutex *w, struct ut *self, int64_t deadline)
 {
-	if (!(w->kind & MK_PI))
-		return __weft_park(&w->waiters, deadline, WAIT_MUTEX, w);
-	__weft_prio_inherit(w, self);
-	int r = __weft_park(&w->waiters, deadline, WAIT_MUTEX, w);
-	if (r == ETIMEDOUT)
-		__weft_prio_waiter_left(w);
-	return r;
+	for (;;) {
+		bool pi = w->kind & MK_PI;
+		if (pi)
+			__weft_prio_inherit(w, self);
+		/* a signal for this UT ends the park with EINTR once its
+		 * handler has run (park.c); POSIX: then it waits on */
+		self->sig_intr = 1;
+		int r = __weft_park(&w->waiters, deadline, WAIT_MUTEX, w);
+		self->sig_intr = 0;
+		if (r == ETIMEDOUT && pi)
+			__weft_prio_waiter_left(w);
+		if (r != EINTR)
+			return r;
+		if (pi)
+			__weft_prio_waiter_left(w);
+		r = try_acquire(w, self);
+		if (r != EBUSY)
+			return r;
+	}
 }
 
 int __weft_mutex_acquire(struct wmutex *w, struct ut *self, int64_t deadline)

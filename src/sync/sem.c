@@ -76,10 +76,21 @@ static int sem_take(struct wsem *w, clockid_t clk, const struct timespec *abs, b
 			return fail(r);
 	}
 	__weft_ensure();
-	int r = __weft_park_cancellable(&w->waiters, deadline, WAIT_SEM, w);
-	if (r == ECANCELED)
-		__weft_hooks.cancel_act();          /* post hands units only to those it wakes */
-	return r ? fail(r) : 0;
+	for (;;) {
+		int r = __weft_park_cancellable(&w->waiters, deadline, WAIT_SEM, w);
+		if (r == ECANCELED)
+			__weft_hooks.cancel_act();  /* post hands units only to those it wakes */
+		/* a handler ran for this UT: EINTR, or (SA_RESTART) wait on, as
+		 * Linux restarts sem_wait; a unit posted meanwhile is there */
+		if (r == EINTR && __weft_sig_restartable()) {
+			if (w->value) {
+				w->value--;
+				return 0;
+			}
+			continue;
+		}
+		return r ? fail(r) : 0;
+	}
 }
 
 static const struct timespec bad_time = { 0, -1 };

@@ -12,6 +12,8 @@
 #include <stdint.h>
 
 void __weft_switch(void **save_sp, void *load_sp);
+/* Call fn(arg) on the stack whose top is stack_top, then come back. */
+void __weft_arch_call_on(void *stack_top, void (*fn)(void *), void *arg);
 void __weft_entry(void);
 
 enum { WEFT_ARCH_FRAME_WORDS = 8 };   /* fp control + 6 regs + return addr */

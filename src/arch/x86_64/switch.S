@@ -96,3 +96,37 @@ __weft_entry:
 	.size	__weft_entry, .-__weft_entry
 
 	.section .note.GNU-stack,"",@progbits
+
+/*
+ * void __weft_arch_call_on(void *stack_top, void (*fn)(void *), void *arg)
+ * Call fn(arg) with the stack pointer at stack_top (aligned down to 16),
+ * then come back to the caller's stack: a signal handler run on a UT's
+ * own sigaltstack (runtime/sigdeliver.c).  rbp keeps the caller's stack
+ * pointer across the call (callee-saved); the CFI says so, so an unwinder
+ * (a backtrace from the handler, a C++ exception, a cancel's unwind)
+ * crosses back onto the UT's stack.
+ */
+	.text
+	.globl	__weft_arch_call_on
+	.hidden	__weft_arch_call_on
+	.type	__weft_arch_call_on, @function
+	.p2align 4
+__weft_arch_call_on:
+	.cfi_startproc
+	pushq	%rbp
+	.cfi_def_cfa_offset 16
+	.cfi_offset %rbp, -16
+	movq	%rsp, %rbp
+	.cfi_def_cfa_register %rbp
+	andq	$-16, %rdi
+	movq	%rdi, %rsp
+	movq	%rsi, %rax
+	movq	%rdx, %rdi
+	call	*%rax
+	movq	%rbp, %rsp
+	.cfi_def_cfa_register %rsp
+	popq	%rbp
+	.cfi_def_cfa_offset 8
+	ret
+	.cfi_endproc
+	.size	__weft_arch_call_on, .-__weft_arch_call_on

@@ -1,0 +1,908 @@
+/*
+ * sigdeliver.c — per-UT signals: masks, pending sets, and delivery by fake
+ * call, as Mueller's library does them.
+ *
+ * Owns: each UT's mask, pending set and queue of siginfo (ut->sig_*); the
+ * process's pending signals that no UT could take yet (proc_pend/proc_q);
+ * the tally of masks that decides what the carrier's kernel mask blocks
+ * (vp->sig_kmask); the UTs in the sigwait family; the pool of pending
+ * records.
+ *
+ * The kernel sees one thread per VP, so the UTs' masks are Weft's, not the
+ * kernel's.  The carrier's kernel mask blocks exactly the signals that no UT
+ * could take now (every counted UT blocks them and no UT waits for them in
+ * sigwait): those stay pending in the kernel, as they would under NPTL,
+ * until a UT unmasks one or waits for it, which changes the kernel mask and
+ * lets the kernel hand it over.  Every other signal the program handles
+ * reaches the dispatcher (signal.c), which calls __weft_sig_route where the
+ * runtime's state is whole.
+ *
+ * Mueller's order (route): a thread-directed signal (tgkill to the carrier:
+ * raise, glibc's own pthread_kill) is the running UT's; a process-directed
+ * one goes to a UT waiting for it in sigwait & co (no handler runs), else to
+ * the running UT if it does not block it, else to any UT that does not (it is
+ * woken if its wait is one a signal may end), else it stays pending on the
+ * process until a UT unmasks it.  pthread_kill and pthread_sigqueue of a UT
+ * (__weft_sig_send) never pass through the kernel.
+ *
+ * Delivery: a UT's due signal (sig_ready) runs its handler on that UT, on
+ * its own stack (or its own sigaltstack), at a safe point: at once when the
+ * UT is the caller; for a parked UT when its wait ends with EINTR (park.c
+ * calls __weft_sig_woken); for a ready one at the epilogue of the call it
+ * returns from, or the preemption trampoline's (switch-in sets vp->signals
+ * when the incoming UT has sig_ready).  The handler runs with the UT's mask
+ * plus sa_mask plus the signal (unless SA_NODEFER), which is the UT's mask
+ * for as long as it runs; the mask it finds in the ucontext is the one put
+ * back after it.  A parked UT is woken only from waits a signal may end
+ * (cancellation points: sem_wait, sleeps, pause, condition waits (a
+ * spurious wake-up), joins (which wait again), sigwait, the I/O waits).
+ * A UT waiting for a mutex, a barrier, an rwlock or once runs the handler
+ * when it has what it waited for; one in a blocking call off the VP when
+ * the call returns (the kernel thread making it blocks every signal).
+ *
+ * Asynchronous readers: the dispatcher calls route only when the
+ * interrupted code is not Weft's (signal.c), and handlers on other kernel
+ * threads reach these calls only through the VP (WEFT_CALL takes it), so
+ * every field here has one writer at a time and needs no atomics.  The
+ * pool's free list is touched the same way.
+ */
+#include "rt.h"
+#include "../arch/arch.h"
+
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define NSIG_ALL 65
+#define BIT(s) (1ull << ((s) - 1))
+#define SIG_RECS 1024
+#ifndef SS_AUTODISARM
+#define SS_AUTODISARM (1u << 31)
+#endif
+
+static struct sig_rec pool[SIG_RECS];
+static struct sig_rec *rec_free;
+static uint32_t recs_free_n;
+static bool pool_ready;
+
+/* Back-pressure.  When the pool runs low, the signals still coming are
+ * left in the kernel's queue (blocked on the carrier) until the UTs have
+ * taken what is queued here: a sender then meets the kernel's limit
+ * (EAGAIN from sigqueue) as under NPTL, and nothing is dropped. */
+#define RECS_LOW 64
+static uint64_t kforce;
+
+static uint64_t proc_pend;                /* taken by no UT yet */
+static struct sig_rec *proc_q;
+
+/* The tally: how many counted UTs block each signal. */
+static uint32_t blocked_n[64];
+static uint32_t counted;
+uint32_t __weft_sig_masked_uts;
+
+static struct waitq sigwaiters;           /* UTs in sigwait & co and sigsuspend */
+static struct ut *main_ut;                /* UT 1: Linux gives it first crack */
+static uint64_t waitset;                  /* what the sigwait-family UTs wait for */
+
+struct sigwait_req {
+	uint64_t set;
+	int sig;
+	siginfo_t info;
+};
+
+static long kmask(int how, const uint64_t *set, uint64_t *old)
+{
+	return __weft_raw_syscall6(SYS_rt_sigprocmask, how, (long)set, (long)old, 8, 0, 0);
+}
+
+/* Set the carrier's kernel mask to `set` plus whatever the dispatcher
+ * has deferred.  The deferred set is read with every signal blocked: a
+ * signal deferred between that read and the write would otherwise be let
+ * in again, and a second instance would find its record's slot taken. */
+static void kset(struct vp *vp, uint64_t set)
+{
+	uint64_t all = ~0ull;
+	kmask(SIG_BLOCK, &all, NULL);
+	set |= vp->deferred.pending;
+	kmask(SIG_SETMASK, &set, NULL);
+}
+
+static uint64_t bits_of(const sigset_t *set)
+{
+	uint64_t b;
+	memcpy(&b, set, sizeof b);
+	return b;
+}
+
+static void to_set(sigset_t *set, uint64_t b)
+{
+	sigemptyset(set);
+	memcpy(set, &b, sizeof b);
+}
+
+/* Signals the kernel mask of the carrier may block for the UTs: not
+ * SIGKILL/SIGSTOP, not glibc's own (32, 33), not the synchronous ones (the
+ * kernel forces those), not the tick's. */
+static uint64_t routable(void)
+{
+	uint64_t r = ~0ull;
+	r &= ~(BIT(SIGKILL) | BIT(SIGSTOP) | BIT(32) | BIT(33));
+	r &= ~(BIT(SIGSEGV) | BIT(SIGBUS) | BIT(SIGFPE) | BIT(SIGILL) | BIT(SIGTRAP) | BIT(SIGSYS));
+	int tick = __weft_tick_signal();
+	if (tick)
+		r &= ~BIT(tick);
+	return r;
+}
+
+/* ---- the pool of pending records --------------------------------------- */
+
+static struct sig_rec *rec_get(void)
+{
+	if (!pool_ready) {
+		for (int i = 0; i < SIG_RECS; i++) {
+			pool[i].next = rec_free;
+			rec_free = &pool[i];
+		}
+		recs_free_n = SIG_RECS;
+		pool_ready = true;
+	}
+	struct sig_rec *r = rec_free;
+	if (r) {
+		rec_free = r->next;
+		recs_free_n--;
+	}
+	return r;
+}
+
+static void kmask_apply(struct vp *vp);
+
+static void rec_put(struct sig_rec *r)
+{
+	r->next = rec_free;
+	rec_free = r;
+	recs_free_n++;
+	if (unlikely(kforce) && recs_free_n >= 4 * RECS_LOW) {
+		kforce = 0;
+		kmask_apply(__weft_vp());
+	}
+}
+
+/* Queue si on (q, pend).  A standard signal already pending is merged
+ * into the one there, as the kernel does; a real-time one is queued. */
+static int enqueue(struct sig_rec **q, uint64_t *pend, int sig, const siginfo_t *si)
+{
+	if (sig < SIGRTMIN && (*pend & BIT(sig)))
+		return 0;
+	struct sig_rec *r = rec_get();
+	if (!r)
+		return EAGAIN;
+	r->info = *si;
+	r->info.si_signo = sig;
+	r->next = NULL;
+	if (unlikely(recs_free_n < RECS_LOW) && !(kforce & BIT(sig))) {
+		kforce |= BIT(sig);
+		kmask_apply(__weft_vp());
+	}
+	struct sig_rec **tail = q;
+	while (*tail)
+		tail = &(*tail)->next;
+	*tail = r;
+	*pend |= BIT(sig);
+	return 0;
+}
+
+/* Take the oldest instance of sig off (q, pend) into *si. */
+static void dequeue(struct sig_rec **q, uint64_t *pend, int sig, siginfo_t *si)
+{
+	bool more = false, taken = false;
+	for (struct sig_rec **p = q; *p;) {
+		struct sig_rec *r = *p;
+		if (r->info.si_signo != sig) {
+			p = &r->next;
+			continue;
+		}
+		if (taken) {
+			more = true;
+			break;
+		}
+		*si = r->info;
+		*p = r->next;
+		rec_put(r);
+		taken = true;
+	}
+	if (!taken) {
+		memset(si, 0, sizeof *si);
+		si->si_signo = sig;
+	}
+	if (!more)
+		*pend &= ~BIT(sig);
+}
+
+static void drop_all(struct sig_rec **q, uint64_t *pend)
+{
+	while (*q) {
+		struct sig_rec *r = *q;
+		*q = r->next;
+		rec_put(r);
+	}
+	*pend = 0;
+}
+
+static inline void ready_update(struct ut *t)
+{
+	t->sig_ready = (t->sig_pend & ~t->sig_mask) != 0;
+}
+
+/* ---- the tally and the carrier's kernel mask ---------------------------- */
+
+static void tally(uint64_t mask, int by)
+{
+	if (!mask)
+		return;
+	__weft_sig_masked_uts += (uint32_t)by;
+	for (uint64_t m = mask; m; m &= m - 1)
+		blocked_n[__builtin_ctzll(m)] += (uint32_t)by;
+}
+
+/* Put the kernel mask Weft keeps on the carrier right, if it changed.  In
+ * the dispatcher the kernel puts back the interrupted context's mask at
+ * sigreturn, so signal.c writes vp->sig_kmask there instead. */
+static void kmask_apply(struct vp *vp)
+{
+	uint64_t all = 0;
+	if (counted && __weft_sig_masked_uts == counted) {
+		for (int i = 0; i < 64; i++)
+			if (blocked_n[i] == counted)
+				all |= 1ull << i;
+	}
+	uint64_t want = (all | kforce) & ~waitset & routable();
+	if (want == vp->sig_kmask)
+		return;
+	vp->sig_kmask = want;
+	if (!__weft_on_vp_thread(vp))
+		return;
+	/* keep what the dispatcher deferred blocked until it is delivered */
+	kset(vp, want);
+}
+
+void __weft_sig_init_main(struct ut *t)
+{
+	uint64_t m = 0;
+	kmask(SIG_BLOCK, NULL, &m);
+	t->sig_mask = m & ~(BIT(SIGKILL) | BIT(SIGSTOP));
+	t->sig_alt.ss_flags = SS_DISABLE;
+	t->sig_counted = 1;
+	counted++;
+	tally(t->sig_mask, 1);
+	main_ut = t;
+	struct vp *vp = __weft_vp();
+	vp->sig_kmask = t->sig_mask & routable();
+}
+
+void __weft_sig_born_slow(struct ut *t)
+{
+	t->sig_mask &= ~(BIT(SIGKILL) | BIT(SIGSTOP));
+	t->sig_counted = 1;
+	counted++;
+	tally(t->sig_mask, 1);
+	kmask_apply(__weft_vp());
+}
+
+void __weft_sig_gone(struct ut *t)
+{
+	if (t->sig_pend)
+		drop_all(&t->sig_q, &t->sig_pend);
+	t->sig_ready = 0;
+	if (t == main_ut)
+		main_ut = NULL;
+	if (!t->sig_counted)
+		return;
+	t->sig_counted = 0;
+	counted--;
+	if (t->sig_mask || __weft_sig_masked_uts) {
+		tally(t->sig_mask, -1);
+		kmask_apply(__weft_vp());
+	}
+}
+
+/* ---- masks ---------------------------------------------------------------- */
+
+static void deliver_proc_pending(struct ut *t);
+
+/* t's mask becomes m (the running UT's, or a parked one's at its wake). */
+static void mask_set(struct vp *vp, struct ut *t, uint64_t m)
+{
+	m &= ~(BIT(SIGKILL) | BIT(SIGSTOP));
+	uint64_t old = t->sig_mask;
+	if (m == old)
+		return;
+	if (t->sig_counted) {
+		tally(old, -1);
+		tally(m, 1);
+	}
+	t->sig_mask = m;
+	ready_update(t);
+	if (proc_pend & old & ~m)
+		deliver_proc_pending(t);
+	kmask_apply(vp);
+	if (t == vp->cur && t->sig_ready)
+		vp->signals = 1;
+}
+
+int __weft_sig_setmask(int how, const sigset_t *set, sigset_t *old)
+{
+	struct vp *vp = __weft_vp();
+	struct ut *self = vp->cur;
+	uint64_t m = self->sig_mask;
+	if (set) {
+		/* glibc's pthread_sigmask: its own signals are never blocked */
+		uint64_t n = bits_of(set) & ~(BIT(32) | BIT(33));
+		switch (how) {
+		case SIG_BLOCK: m |= n; break;
+		case SIG_UNBLOCK: m &= ~n; break;
+		case SIG_SETMASK: m = n; break;
+		default: return EINVAL;
+		}
+	}
+	if (old)
+		to_set(old, self->sig_mask);
+	if (set)
+		mask_set(vp, self, m);
+	return 0;
+}
+
+void __weft_sig_mask_swap(const sigset_t *mask, uint64_t *old)
+{
+	struct vp *vp = __weft_vp();
+	*old = vp->cur->sig_mask;
+	mask_set(vp, vp->cur, bits_of(mask) & ~(BIT(32) | BIT(33)));
+}
+
+void __weft_sig_mask_restore(uint64_t old)
+{
+	struct vp *vp = __weft_vp();
+	mask_set(vp, vp->cur, old);
+}
+
+void __weft_sig_pending(sigset_t *set)
+{
+	struct vp *vp = __weft_vp();
+	struct ut *self = vp->cur;
+	uint64_t k = 0;
+	/* what the kernel holds for the process (blocked on the carrier) */
+	__weft_raw_syscall6(SYS_rt_sigpending, (long)&k, 8, 0, 0, 0, 0);
+	to_set(set, ((k & vp->sig_kmask) | self->sig_pend | proc_pend) & self->sig_mask);
+}
+
+/* ---- running a handler on the running UT ------------------------------- */
+
+/* The kernel mask while a handler runs on the carrier: what Weft keeps
+ * blocked, plus what the UT now blocks (a signal for another UT waits
+ * until the handler is done: Weft's code is not reentrant here). */
+static void kmask_for_handler(struct vp *vp, uint64_t utmask)
+{
+	kset(vp, (vp->sig_kmask | utmask) & routable());
+}
+
+void __weft_sig_kmask_sync(struct vp *vp)
+{
+	struct ut *cur = vp->cur;
+	uint64_t extra = cur && cur->sig_frames ? cur->sig_mask & routable() : 0;
+	kset(vp, vp->sig_kmask | extra);
+}
+
+static void kmask_after_handler(struct vp *vp)
+{
+	__weft_sig_kmask_sync(vp);
+}
+
+struct alt_call {
+	const struct sigaction *a;
+	int sig;
+	siginfo_t *si;
+	ucontext_t *uc;
+};
+
+static void call_on_alt(void *p)
+{
+	struct alt_call *c = p;
+	__weft_sig_call_handler(c->a, c->sig, c->si, c->uc);
+}
+
+static bool on_altstack(const struct ut *t, uintptr_t sp);
+
+/* Call the handler: on the UT's sigaltstack if it asked (SA_ONSTACK) and
+ * the UT has one it is not on already, else on the stack it is on. */
+static void call_handler_on(struct ut *self, const struct sigaction *a, int sig, siginfo_t *si, ucontext_t *uc)
+{
+	if (!(a->sa_flags & SA_ONSTACK) || (self->sig_alt.ss_flags & SS_DISABLE) ||
+	    on_altstack(self, (uintptr_t)__builtin_frame_address(0))) {
+		__weft_sig_call_handler(a, sig, si, uc);
+		return;
+	}
+	stack_t alt = self->sig_alt;
+	uc->uc_stack = alt;
+	if ((unsigned)alt.ss_flags & SS_AUTODISARM) {
+		self->sig_alt.ss_flags = SS_DISABLE;    /* until the handler is done */
+		self->sig_alt.ss_sp = NULL;
+		self->sig_alt.ss_size = 0;
+	}
+	struct alt_call c = { a, sig, si, uc };
+	__weft_arch_call_on((char *)alt.ss_sp + alt.ss_size, call_on_alt, &c);
+	if ((unsigned)alt.ss_flags & SS_AUTODISARM)
+		self->sig_alt = alt;
+}
+
+/* Run `a` for sig on the running UT, on its own stack or sigaltstack. */
+static void run_handler(struct vp *vp, const struct sigaction *a, int sig, siginfo_t *si, bool in_dispatcher,
+			ucontext_t *kuc)
+{
+	struct ut *self = vp->cur;
+	uint64_t before = self->sig_mask;
+	uint64_t during = before | bits_of(&a->sa_mask);
+	if (!(a->sa_flags & SA_NODEFER))
+		during |= BIT(sig);
+	if (a->sa_flags & SA_RESETHAND)
+		__weft_sig_reset(sig);
+	struct sig_frame frame = { self->sig_frames, (uintptr_t)__builtin_frame_address(0), before };
+	self->sig_frames = &frame;
+	mask_set(vp, self, during);
+	kmask_for_handler(vp, during);
+	ucontext_t local, *uc = kuc;
+	if (!uc) {
+		getcontext(&local);
+		uc = &local;
+	}
+	sigset_t kernels = uc->uc_sigmask;
+	to_set(&uc->uc_sigmask, before);          /* the handler sees the UT's mask */
+	self->sig_handled++;
+	if (!(a->sa_flags & SA_RESTART))
+		self->sig_restart = 0;
+	call_handler_on(self, a, sig, si, uc);
+	/* what the handler left in the context is the mask after it */
+	uint64_t after = bits_of(&uc->uc_sigmask);
+	uc->uc_sigmask = kernels;
+	self->sig_frames = frame.outer;
+	mask_set(vp, self, after);
+	if (!in_dispatcher)
+		kmask_after_handler(vp);
+}
+
+/* Deliver one of the running UT's signals, by its action. */
+static void deliver(struct vp *vp, int sig, siginfo_t *si, ucontext_t *kuc)
+{
+	if (!__weft_sig_dispatched(sig)) {
+		/* a synchronous signal, glibc's own, the tick's or the dump's
+		 * number sent by a program: the kernel runs what is installed,
+		 * here, on this UT */
+		uint64_t one = BIT(sig);
+		kmask(SIG_UNBLOCK, &one, NULL);
+		__weft_raw_syscall6(SYS_tgkill, getpid(), vp->tid, sig, 0, 0, 0);
+		return;
+	}
+	struct sigaction a;
+	__weft_sig_action(sig, &a);
+	if (a.sa_handler == SIG_IGN)
+		return;
+	if (a.sa_handler == SIG_DFL) {
+		__weft_sig_default(sig);
+		return;
+	}
+	run_handler(vp, &a, sig, si, kuc != NULL, kuc);
+}
+
+/* The running UT's due signals, lowest number first as Linux delivers
+ * them.  A handler may make more due (it unblocks, it raises): run those
+ * too, as the kernel would at the handler's sigreturn. */
+static bool run_due(struct vp *vp)
+{
+	struct ut *self = vp->cur;
+	bool ran = false;
+	while (self->sig_ready) {
+		int sig = __builtin_ctzll(self->sig_pend & ~self->sig_mask) + 1;
+		siginfo_t si;
+		dequeue(&self->sig_q, &self->sig_pend, sig, &si);
+		ready_update(self);
+		deliver(vp, sig, &si, NULL);
+		ran = true;
+	}
+	return ran;
+}
+
+bool __weft_sig_run_cur(struct vp *vp)
+{
+	struct ut *self = vp->cur;
+	if (!self || self->state != UT_RUNNING || !self->sig_ready || __weft_noswitch(vp))
+		return false;
+	int saved_errno = *vp->errnop;
+	uint8_t in_weft = vp->in_weft;
+	__weft_outcall_begin(vp);
+	self->sig_restart = 1;
+	bool ran = run_due(vp);
+	__weft_outcall_end();
+	vp->in_weft = in_weft;
+	*vp->errnop = saved_errno;
+	return ran;
+}
+
+void __weft_sig_woken(struct ut *self)
+{
+	struct vp *vp = __weft_vp();
+	self->sig_restart = 1;
+	if (self != vp->cur || !self->sig_ready)
+		return;
+	int saved_errno = *vp->errnop;
+	uint8_t in_weft = vp->in_weft;
+	__weft_outcall_begin(vp);
+	run_due(vp);
+	__weft_outcall_end();
+	vp->in_weft = in_weft;
+	*vp->errnop = saved_errno;
+}
+
+/* ---- sending and routing -------------------------------------------------- */
+
+static bool interruptible(const struct ut *t)
+{
+	if (t->state != UT_BLOCKED)
+		return false;
+	return t->cancel_point == CP_WAITING || t->sig_intr;
+}
+
+/* t has sig pending and may take it: see that its handler runs. */
+static void notify(struct vp *vp, struct ut *t, int sig)
+{
+	if (!t->sig_ready)
+		return;
+	if (t == vp->cur && t->state == UT_RUNNING) {
+		vp->signals = 1;
+		return;
+	}
+	if (interruptible(t)) {
+		t->sig_woken = (uint8_t)sig;
+		__weft_unpark_nopreempt(t, EINTR);
+		if (t->prio > vp->cur->prio)
+			vp->dispatch_pending = 1;
+	}
+}
+
+static bool default_ignored(int sig)
+{
+	return sig == SIGCHLD || sig == SIGCONT || sig == SIGURG || sig == SIGWINCH;
+}
+
+int __weft_sig_send(struct ut *t, int sig, const siginfo_t *si)
+{
+	struct vp *vp = __weft_vp();
+	if (sig < 1 || sig >= NSIG_ALL)
+		return EINVAL;
+	if (t->guest_kt || t->state == UT_ZOMBIE || t->state == UT_EXITING)
+		return 0;                 /* the caller sends those to the kernel */
+	if (__weft_sig_dispatched(sig) && !(t->sig_mask & BIT(sig)) && !(t->sig_wait & BIT(sig))) {
+		/* an action that does not need the UT: do it now, as the
+		 * kernel does at generation */
+		struct sigaction a;
+		__weft_sig_action(sig, &a);
+		if (a.sa_handler == SIG_IGN)
+			return 0;
+		if (a.sa_handler == SIG_DFL) {
+			if (!default_ignored(sig))
+				__weft_sig_default(sig);
+			return 0;
+		}
+	}
+	if (t->sig_wait & BIT(sig)) {
+		/* it waits for this one in sigwait & co */
+		struct sigwait_req *req = t->wait_obj;
+		if (t->state == UT_BLOCKED && req) {
+			req->sig = sig;
+			req->info = *si;
+			__weft_unpark_nopreempt(t, 0);
+			if (t->prio > vp->cur->prio)
+				vp->dispatch_pending = 1;
+			return 0;
+		}
+	}
+	int e = enqueue(&t->sig_q, &t->sig_pend, sig, si);
+	if (e)
+		return e;
+	ready_update(t);
+	notify(vp, t, sig);
+	return 0;
+}
+
+/* A UT in sigsuspend or pause that lets sig through, if any. */
+static struct ut *suspended_taker(int sig)
+{
+	struct ut *t = sigwaiters.head;
+	if (!t)
+		return NULL;
+	do {
+		if (!t->sig_wait && !(t->sig_mask & BIT(sig)))
+			return t;
+		t = t->q_next;
+	} while (t != sigwaiters.head);
+	return NULL;
+}
+
+static bool may_take(const struct ut *t, int sig)
+{
+	return t && t->sig_counted && !t->guest_kt && !(t->sig_mask & BIT(sig)) &&
+	       (t->state == UT_READY || t->state == UT_BLOCKED || t->state == UT_RUNNING);
+}
+
+/* A sigwait-family UT waiting for sig, if any: it takes si. */
+static bool give_to_waiter(struct vp *vp, int sig, const siginfo_t *si)
+{
+	if (!(waitset & BIT(sig)) || !sigwaiters.head)
+		return false;
+	struct ut *t = sigwaiters.head;
+	do {
+		if (t->sig_wait & BIT(sig)) {
+			struct sigwait_req *req = t->wait_obj;
+			req->sig = sig;
+			req->info = *si;
+			__weft_unpark_nopreempt(t, 0);
+			if (t->prio > vp->cur->prio)
+				vp->dispatch_pending = 1;
+			return true;
+		}
+		t = t->q_next;
+	} while (t != sigwaiters.head);
+	return false;
+}
+
+struct find_ctx {
+	uint64_t bit;
+	struct ut *best;
+};
+
+/* A UT that may take the signal: a parked one whose wait it ends first
+ * (it is waiting for something to happen), else any other. */
+static void find_taker(struct ut *t, void *p)
+{
+	struct find_ctx *c = p;
+	if (t->guest_kt || !t->sig_counted || (t->sig_mask & c->bit))
+		return;
+	if (t->state != UT_READY && t->state != UT_BLOCKED && t->state != UT_RUNNING)
+		return;
+	if (!c->best || (interruptible(t) && !interruptible(c->best)))
+		c->best = t;
+}
+
+/* Pending on the process: the first UT to unmask it takes it. */
+static void deliver_proc_pending(struct ut *t)
+{
+	struct vp *vp = __weft_vp();
+	uint64_t due = proc_pend & ~t->sig_mask;
+	while (due) {
+		int sig = __builtin_ctzll(due) + 1;
+		siginfo_t si;
+		dequeue(&proc_q, &proc_pend, sig, &si);
+		if (enqueue(&t->sig_q, &t->sig_pend, sig, &si) != 0)
+			break;
+		ready_update(t);
+		notify(vp, t, sig);
+		due = proc_pend & ~t->sig_mask;
+	}
+}
+
+void __weft_sig_route(struct vp *vp, int sig, siginfo_t *si, ucontext_t *uc)
+{
+	struct ut *cur = vp->cur;
+	bool running = cur && cur->state == UT_RUNNING;
+	struct ut *to = NULL;
+	if (si->si_code == SI_TKILL && running) {
+		to = cur;                         /* tgkill to the carrier: the running UT's */
+	} else {
+		/* Mueller's order: a UT waiting for it in sigwait & co; then
+		 * one waiting for any signal (sigsuspend, pause); then, as
+		 * Linux gives a process's signal to its main thread first, UT
+		 * 1; then the running UT; then any that lets it through */
+		if (give_to_waiter(vp, sig, si))
+			return;
+		if ((to = suspended_taker(sig)) != NULL) {
+		} else if (may_take(main_ut, sig)) {
+			to = main_ut;
+		} else if (running && !(cur->sig_mask & BIT(sig))) {
+			to = cur;
+		} else {
+			struct find_ctx c = { BIT(sig), NULL };
+			__weft_ut_foreach(find_taker, &c);
+			to = c.best;
+		}
+	}
+	if (!to) {
+		/* nobody takes it now: pending on the process */
+		struct sigaction a;
+		__weft_sig_action(sig, &a);
+		if (a.sa_handler == SIG_IGN)
+			return;
+		enqueue(&proc_q, &proc_pend, sig, si);
+		return;
+	}
+	if (to == cur && running && !(cur->sig_mask & BIT(sig)) && uc) {
+		/* the running UT takes it at once, as the kernel's delivery
+		 * (signal.c brackets this with the noswitch mark over
+		 * protected code) */
+		int saved_errno = *vp->errnop;
+		cur->sig_restart = 1;
+		deliver(vp, sig, si, uc);
+		*vp->errnop = saved_errno;
+		return;
+	}
+	if (to->sig_wait & BIT(sig)) {
+		if (__weft_sig_send(to, sig, si) == 0)
+			return;
+	}
+	if (enqueue(&to->sig_q, &to->sig_pend, sig, si) != 0)
+		return;                           /* no room: lost, as at RLIMIT_SIGPENDING */
+	ready_update(to);
+	notify(vp, to, sig);
+}
+
+/* ---- the sigwait family, sigsuspend, pause ------------------------------ */
+
+bool __weft_sig_waiting(void)
+{
+	return sigwaiters.head != NULL;
+}
+
+static void waitset_update(struct vp *vp)
+{
+	uint64_t w = 0;
+	struct ut *t = sigwaiters.head;
+	if (t) {
+		do {
+			w |= t->sig_wait;
+			t = t->q_next;
+		} while (t != sigwaiters.head);
+	}
+	waitset = w;
+	kmask_apply(vp);
+}
+
+/* Take one of `set` pending for the caller or the process, or held by the
+ * kernel: the signal number, or 0. */
+static int take_pending(struct vp *vp, uint64_t set, siginfo_t *info)
+{
+	struct ut *self = vp->cur;
+	uint64_t mine = self->sig_pend & set;
+	if (mine) {
+		int sig = __builtin_ctzll(mine) + 1;
+		dequeue(&self->sig_q, &self->sig_pend, sig, info);
+		ready_update(self);
+		return sig;
+	}
+	uint64_t proc = proc_pend & set;
+	if (proc) {
+		int sig = __builtin_ctzll(proc) + 1;
+		dequeue(&proc_q, &proc_pend, sig, info);
+		return sig;
+	}
+	struct timespec zero = { 0, 0 };
+	long r = __weft_raw_syscall6(SYS_rt_sigtimedwait, (long)&set, (long)info, (long)&zero, 8, 0, 0);
+	return r > 0 ? (int)r : 0;
+}
+
+int __weft_sig_wait(const sigset_t *set, siginfo_t *info, int64_t deadline, bool eintr)
+{
+	struct vp *vp = __weft_vp();
+	struct ut *self = vp->cur;
+	uint64_t want = bits_of(set) & ~(BIT(SIGKILL) | BIT(SIGSTOP) | BIT(32) | BIT(33));
+	siginfo_t local;
+	if (!info)
+		info = &local;
+	for (;;) {
+		int sig = take_pending(vp, want, info);
+		if (sig)
+			return sig;
+		if (!want)
+			return -EINVAL;
+		/* the dispatcher must see them arrive, whatever their action */
+		for (uint64_t m = want & routable(); m; m &= m - 1)
+			__weft_sig_intercept(__builtin_ctzll(m) + 1);
+		struct sigwait_req req;
+		req.set = want;
+		req.sig = 0;
+		self->sig_wait = want;
+		waitset |= want;
+		kmask_apply(vp);
+		/* what the kernel held may have come in just now (deferred) */
+		if (vp->signals)
+			__weft_signals_deliver(vp);
+		int r = 0;
+		if (!req.sig && self->sig_wait)
+			r = __weft_park_cancellable(&sigwaiters, deadline, WAIT_PAUSE, &req);
+		self->sig_wait = 0;
+		waitset_update(vp);
+		if (req.sig) {
+			*info = req.info;
+			return req.sig;
+		}
+		if (r == ECANCELED)
+			return -ECANCELED;
+		if (r == ETIMEDOUT)
+			return -EAGAIN;
+		if (r == EINTR && eintr)
+			return -EINTR;
+	}
+}
+
+int __weft_sig_suspend(const sigset_t *mask)
+{
+	struct vp *vp = __weft_vp();
+	struct ut *self = vp->cur;
+	uint64_t old = self->sig_mask;
+	uint32_t handled = self->sig_handled;
+	if (mask)
+		mask_set(vp, self, bits_of(mask) & ~(BIT(32) | BIT(33)));
+	int r = 0;
+	for (;;) {
+		if (vp->signals)
+			__weft_signals_deliver(vp);
+		if (self->sig_ready)
+			__weft_sig_run_cur(vp);
+		if (self->sig_handled != handled)
+			break;
+		r = __weft_park_cancellable(&sigwaiters, -1, WAIT_PAUSE, NULL);
+		if (r == ECANCELED)
+			break;
+	}
+	if (mask)
+		mask_set(vp, self, old);
+	return r == ECANCELED ? ECANCELED : EINTR;
+}
+
+/* ---- sigaltstack ------------------------------------------------------------ */
+
+static bool on_altstack(const struct ut *t, uintptr_t sp)
+{
+	return !(t->sig_alt.ss_flags & SS_DISABLE) && sp > (uintptr_t)t->sig_alt.ss_sp &&
+	       sp <= (uintptr_t)t->sig_alt.ss_sp + t->sig_alt.ss_size;
+}
+
+int __weft_sig_altstack(const stack_t *ss, stack_t *old)
+{
+	struct ut *self = __weft_vp()->cur;
+	bool on = on_altstack(self, (uintptr_t)__builtin_frame_address(0));
+	if (ss) {
+		if (on)
+			return EPERM;
+		if ((unsigned)ss->ss_flags & ~(unsigned)(SS_DISABLE | SS_AUTODISARM))
+			return EINVAL;
+		if (!(ss->ss_flags & SS_DISABLE) && ss->ss_size < (size_t)MINSIGSTKSZ)
+			return ENOMEM;
+	}
+	if (old) {
+		*old = self->sig_alt;
+		if (on)
+			old->ss_flags = SS_ONSTACK;
+	}
+	if (ss) {
+		if (ss->ss_flags & SS_DISABLE) {
+			self->sig_alt.ss_sp = NULL;
+			self->sig_alt.ss_size = 0;
+			self->sig_alt.ss_flags = SS_DISABLE;
+		} else {
+			self->sig_alt = *ss;
+		}
+	}
+	return 0;
+}
+
+/* ---- longjmp out of a handler ---------------------------------------------- */
+
+void __weft_sig_longjmp(uintptr_t sp)
+{
+	struct vp *vp = __weft_vp();
+	struct ut *self = vp->cur;
+	if (!self || !self->sig_frames || self->sig_frames->sp >= sp)
+		return;
+	uint64_t m = self->sig_mask;
+	while (self->sig_frames && self->sig_frames->sp < sp) {
+		m = self->sig_frames->mask;
+		self->sig_frames = self->sig_frames->outer;
+	}
+	mask_set(vp, self, m);
+}
