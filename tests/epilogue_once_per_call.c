@@ -125,7 +125,7 @@ static const char *exempt[] = {
 	"sigset", "siginterrupt", "longjmp", "_longjmp", "siglongjmp", "__longjmp_chk",
 	"dlopen", "dlmopen",
 	"weft_version", "weft_stats_get", "weft_thread_stats_get", "weft_timeslice_get",
-	"weft_timeslice_set", "weft_ras_register", "setsockopt",
+	"weft_timeslice_set", "weft_ras_register", "setsockopt", "clock_gettime", "clock_getres",
 	NULL,
 };
 

@@ -248,6 +248,61 @@ static bool futex_emulate(long a1, long a2, long a3, long a4, long a5, long a6, 
 	}
 }
 
+/* A relative timeout in milliseconds, less what has passed since t0. */
+static long ms_left(long ms, int64_t t0)
+{
+	if (ms <= 0)
+		return ms;
+	int64_t left = (int64_t)ms - (__weft_now() - t0) / 1000000;
+	return left > 0 ? (long)left : 0;
+}
+
+/*
+ * The program's raw system call, made on the VP.  Weft's tick is a signal
+ * with a handler, so the kernel ends a sleeping poll, select, epoll_wait,
+ * nanosleep, pause ... with EINTR when it lands, whatever SA_RESTART says.
+ * The program must never see that (only its own signals may interrupt
+ * it): when no program signal was caught meanwhile, the call is made again
+ * with what is left of its timeout (the kernel has already written what is
+ * left where the call has a place for it: select, pselect6, ppoll, and
+ * nanosleep's rem).
+ */
+static long tick_proof_syscall(long nr, long a1, long a2, long a3, long a4, long a5, long a6)
+{
+	struct vp *vp = __weft_vp();
+	int64_t t0 = __weft_now();
+	struct timespec rem;
+	for (;;) {
+		uint64_t caught = vp->async.caught;
+		long r = __weft_takeable_syscall6(nr, a1, a2, a3, a4, a5, a6);
+		if (r != -EINTR || vp->async.caught != caught || !__weft_on_vp_thread(vp))
+			return r;
+		switch (nr) {
+		case SYS_poll:
+			a3 = ms_left(a3, t0);
+			break;
+		case SYS_epoll_wait:
+		case SYS_epoll_pwait:
+			a4 = ms_left(a4, t0);
+			break;
+		case SYS_nanosleep:
+			if (!a2)
+				a2 = (long)&rem;        /* the kernel tells what is left */
+			a1 = a2;
+			break;
+		case SYS_clock_nanosleep:
+			if (a2 & TIMER_ABSTIME)
+				break;
+			if (!a4)
+				a4 = (long)&rem;
+			a3 = a4;
+			break;
+		default:
+			break;
+		}
+	}
+}
+
 EXPORT long syscall(long nr, ...)
 {
 	va_list ap;
@@ -278,7 +333,7 @@ EXPORT long syscall(long nr, ...)
 	}
 	/* anything else may block for long: the monitor may take the VP
 	 * meanwhile (runtime/monitor.c) */
-	r = __weft_takeable_syscall6(nr, a1, a2, a3, a4, a5, a6);
+	r = tick_proof_syscall(nr, a1, a2, a3, a4, a5, a6);
 	if ((unsigned long)r > -4096ul)
 		return fail((int)-r);
 	return r;

@@ -142,6 +142,7 @@ static void carry(struct kt *k)
 	else if (vp->tp_on && __weft_arch_tp_get() != k->tp)
 		__weft_arch_tp_set(k->tp);
 	__weft_preempt_carry();
+	__weft_cpu_carry(vp);
 	__weft_raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&vp->prog_mask, 0, 8, 0, 0);
 	struct ut *run = k->resume;
 	k->resume = NULL;

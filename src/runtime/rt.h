@@ -189,6 +189,7 @@ struct ut {
 	stack_t sig_alt;              /* its sigaltstack (ss_flags SS_DISABLE: none) */
 	uint32_t sig_handled;         /* handlers run on it (pause, sigsuspend) */
 	uint8_t sig_counted;          /* its mask is in the process's tally */
+	int64_t cpu_ns;               /* CPU time it ran, while vp->cpu_acct (cpuclock.c) */
 	char name[16];
 #if defined(__SANITIZE_ADDRESS__)
 	void *asan_fake;              /* ASan's fake-stack handle while switched out */
@@ -312,8 +313,10 @@ struct vp {
 			uint8_t debug_pick;
 			uint8_t trace_on;
 			uint8_t tp_on;
+			uint8_t cpu_acct;          /* per-UT CPU clocks are kept (cpuclock.c;
+						    * set once, never cleared) */
 		};
-		volatile uint32_t switch_care;
+		volatile uint64_t switch_care;
 	};
 	struct ut *rq[WEFT_NPRIO];        /* circular lists, head = next to run */
 	uint32_t nready;
@@ -375,6 +378,8 @@ struct vp {
 					   * against tid after its fence) */
 	sigset_t prog_mask;               /* the program's signal mask, carried from one
 					   * carrier to the next at a handoff */
+	int64_t cpu_mark;                 /* the carrier's CPU clock at cur's switch-in,
+					   * while cpu_acct (cpuclock.c) */
 	uint64_t sig_kmask;               /* what the carrier's kernel mask blocks for
 					   * the UTs: the signals no UT could take now
 					   * (sigdeliver.c; mainline) */
@@ -816,6 +821,24 @@ static inline void __weft_sig_born(struct ut *t, const struct ut *creator, const
 }
 /* An exiting UT leaves the tally; its pending signals are dropped. */
 void __weft_sig_gone(struct ut *t) HIDDEN;
+/* ---- per-UT CPU clocks (cpuclock.c) ---- */
+/* Charge prev its CPU time since its switch-in (switch path, cpu_acct). */
+void __weft_cpu_switch(struct vp *vp, struct ut *prev) HIDDEN;
+/* A new carrier: its own CPU clock is the mark from now. */
+void __weft_cpu_carry(struct vp *vp) HIDDEN;
+/* The clock id pthread_getcpuclockid gives for t. */
+clockid_t __weft_ut_clock(const struct ut *t) HIDDEN;
+/* glibc's clock_gettime (Weft exports its own, for the CPU clocks). */
+int __weft_libc_clock_gettime(clockid_t clk, struct timespec *ts) HIDDEN;
+/* The UT in a slot, or NULL if the slot is free or out of range. */
+struct ut *__weft_ut_by_slot(uint32_t slot) HIDDEN;
+
+/* fork's child: the caller is the process's only thread (fork.c); its
+ * signal state is a new process's (nothing pending, its mask kept). */
+void __weft_fork_child(struct vp *vp) HIDDEN;
+void __weft_sig_fork_child(struct ut *self) HIDDEN;
+/* A UT the child of fork does not have: its pending signals dropped. */
+void __weft_sig_forget(struct ut *t) HIDDEN;
 /* pthread_sigmask for the running UT: 0 or EINVAL. */
 int __weft_sig_setmask(int how, const sigset_t *set, sigset_t *old) HIDDEN;
 /* sigpending: the running UT's and the process's. */

@@ -163,6 +163,8 @@ static inline void switch_to(struct vp *vp, struct ut *next)
 	if (unlikely(vp->switch_care)) {
 		if (vp->trace_on)
 			__weft_trace_switch(prev, next);
+		if (vp->cpu_acct)
+			__weft_cpu_switch(vp, prev);
 		/* The thread-pointer slot: once UTs have TLS of their own
 		 * (tls.c), each carries its own thread pointer; one made before
 		 * gets its block now, before it runs. */

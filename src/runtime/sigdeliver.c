@@ -305,6 +305,36 @@ void __weft_sig_gone(struct ut *t)
 	}
 }
 
+void __weft_sig_forget(struct ut *t)
+{
+	if (t->sig_pend)
+		drop_all(&t->sig_q, &t->sig_pend);
+	t->sig_ready = 0;
+	t->sig_counted = 0;
+}
+
+void __weft_sig_fork_child(struct ut *self)
+{
+	/* the other UTs left the tally as they went (fork.c); the process's
+	 * and the caller's pending signals are not the child's */
+	drop_all(&proc_q, &proc_pend);
+	drop_all(&self->sig_q, &self->sig_pend);
+	self->sig_ready = 0;
+	main_ut = self;
+	kforce = 0;
+	waitset = 0;
+	memset(blocked_n, 0, sizeof blocked_n);
+	counted = 0;
+	__weft_sig_masked_uts = 0;
+	if (self->sig_counted) {
+		counted = 1;
+		tally(self->sig_mask, 1);
+	}
+	struct vp *vp = __weft_vp();
+	vp->sig_kmask = ~0ull;                /* unknown: set it afresh */
+	kmask_apply(vp);
+}
+
 /* ---- masks ---------------------------------------------------------------- */
 
 static void deliver_proc_pending(struct ut *t);

@@ -20,7 +20,7 @@
 int64_t __weft_now(void)
 {
 	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	__weft_libc_clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (int64_t)ts.tv_sec * NSEC + ts.tv_nsec;
 }
 
@@ -70,7 +70,7 @@ int __weft_abs_deadline(clockid_t clk, const struct timespec *abs, int64_t *out)
 	if (clk != CLOCK_REALTIME && clk != CLOCK_BOOTTIME && clk != CLOCK_TAI)
 		return EINVAL;
 	struct timespec now;
-	if (clock_gettime(clk, &now) != 0)
+	if (__weft_libc_clock_gettime(clk, &now) != 0)
 		return EINVAL;
 	int64_t mono = __weft_now();
 	/* time left on clk, then the same span on the monotonic clock; a time

@@ -80,6 +80,14 @@ void __weft_ut_free(struct ut *t)
 	nfree++;
 }
 
+struct ut *__weft_ut_by_slot(uint32_t slot)
+{
+	if (slot >= nslots)
+		return NULL;
+	struct ut *t = slot_ut(slot);
+	return t->state == UT_FREE ? NULL : t;
+}
+
 struct ut *__weft_ut_lookup(pthread_t h)
 {
 	uint64_t v = (uint64_t)h;

@@ -128,6 +128,7 @@ static void after_fork_child(void)
 	__weft_kt_after_fork(vp);
 	__weft_monitor_after_fork(vp);
 	__weft_preempt_after_fork();
+	__weft_fork_child(vp);
 }
 
 void __weft_init(void)
