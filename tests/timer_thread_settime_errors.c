@@ -13,7 +13,7 @@
  *    attribute object not initialised, a NULL or malformed itimerspec, and
  *    every call on a deleted timer or a forged timer_t (negative values are
  *    Weft's, others the kernel's: both say EINVAL); ENOTSUP: a clock the
- *    kernel times but a timerfd cannot (CPU time), or that has no timers
+ *    kernel times but a timerfd cannot (CPU time, TAI), or that has no timers
  *    at all (CLOCK_MONOTONIC_RAW, as glibc says);
  *  - every version glibc exports is Weft's (dlvsym), and the int timer_t
  *    ABI (GLIBC_2.2.5) works: index in 0..255, calls by index, EINVAL for an
@@ -62,6 +62,7 @@ static void create_errors(void)
 	CHECK_FAILS(timer_create(CLOCK_PROCESS_CPUTIME_ID, &ev, &tm), ENOTSUP);
 	CHECK_FAILS(timer_create(CLOCK_THREAD_CPUTIME_ID, &ev, &tm), ENOTSUP);
 	CHECK_FAILS(timer_create(CLOCK_MONOTONIC_RAW, &ev, &tm), ENOTSUP);
+	CHECK_FAILS(timer_create(CLOCK_TAI, &ev, &tm), ENOTSUP);
 	ev.sigev_notify_function = NULL;
 	CHECK_FAILS(timer_create(CLOCK_MONOTONIC, &ev, &tm), EINVAL);
 	ev.sigev_notify_function = count;
