@@ -158,6 +158,7 @@ static void forged_handles(void)
 	CHECK_OK(timer_delete(b));
 }
 
+#ifndef WEFT_TEST_SANITIZE
 typedef int (*create_int_fn)(clockid_t, struct sigevent *, int *);
 typedef int (*delete_int_fn)(int);
 typedef int (*settime_int_fn)(int, int, const struct itimerspec *, struct itimerspec *);
@@ -175,9 +176,6 @@ static void *weft_version_of(const char *name, const char *version)
 
 static void versions(void)
 {
-#ifdef WEFT_TEST_SANITIZE
-	return;   /* libweft.a linked in: the program's symbols carry no versions */
-#else
 	static const char *const names[] = { "timer_create", "timer_delete", "timer_settime",
 					     "timer_gettime", "timer_getoverrun" };
 	for (int i = 0; i < 5; i++) {
@@ -214,8 +212,10 @@ static void versions(void)
 	CHECK_FAILS(gettime_int(b, &cur), EINVAL);
 	CHECK_FAILS(getoverrun_int(300), EINVAL);
 	CHECK_FAILS(settime_int(-1, 0, &its, NULL), EINVAL);
-#endif
 }
+#else
+static void versions(void) {}   /* libweft.a linked in: the program's symbols carry no versions */
+#endif
 
 int main(void)
 {
