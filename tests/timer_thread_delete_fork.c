@@ -8,6 +8,7 @@
  *    timer's own notify function succeeds;
  *  - 200 timers, each fired once with its own value, notify each value
  *    exactly once; deleting them all leaves no descriptor and no UT;
+ *  - four UTs that make 320 timers at once get distinct, valid handles;
  *  - out of descriptors, timer_create says EAGAIN (not EMFILE) and leaves
  *    nothing behind;
  *  - in a forked child the parent's timers do not exist (EINVAL for each
@@ -101,6 +102,44 @@ static void many(void)
 	CHECK_EQ(test_stats().threads_live, before.threads_live);
 }
 
+/* Four UTs make and delete timers at once, past the table's first chunk
+ * of 256 slots (a creator may lose the processor while its timer's UT is
+ * made: under WEFT_SCHED=random another creator runs meanwhile). */
+#define RACERS 4
+#define EACH 80
+
+static void *racer(void *arg)
+{
+	timer_t *mine = arg;
+	for (int i = 0; i < EACH; i++) {
+		mine[i] = tt_make(CLOCK_MONOTONIC, hit, 0, NULL);
+		if (i % 8 == 7)
+			sched_yield();
+	}
+	for (int i = 0; i < EACH; i++)
+		for (int j = 0; j < EACH; j++)
+			CHECK(i == j || mine[i] != mine[j]);
+	return NULL;
+}
+
+static void racing_creators(void)
+{
+	static timer_t made[RACERS][EACH];
+	pthread_t t[RACERS];
+	for (int r = 0; r < RACERS; r++)
+		CHECK_OK(pthread_create(&t[r], NULL, racer, made[r]));
+	for (int r = 0; r < RACERS; r++)
+		CHECK_OK(pthread_join(t[r], NULL));
+	CHECK_EQ(tt_timerfds(NULL), RACERS * EACH);
+	for (int r = 0; r < RACERS; r++)
+		for (int i = 0; i < EACH; i++) {
+			struct itimerspec cur;
+			CHECK_OK(timer_gettime(made[r][i], &cur));
+			CHECK_OK(timer_delete(made[r][i]));
+		}
+	CHECK_EQ(tt_timerfds(NULL), 0);
+}
+
 static void out_of_descriptors(void)
 {
 	struct rlimit old, low;
@@ -171,6 +210,7 @@ int main(void)
 {
 	delete_cases();
 	many();
+	racing_creators();
 	out_of_descriptors();
 	fork_case();
 	CHECK_EQ(tt_timerfds(NULL), 0);

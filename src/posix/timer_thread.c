@@ -112,6 +112,8 @@ static long kernel_create(clockid_t clk, const struct sigevent *evp, timer_t *ou
 		local.sigev_signo = SIGALRM;
 		evp = &local;
 	}
+	if (!out)
+		return -EINVAL;                   /* glibc: SIGSEGV, and a timer left made */
 	int k;
 	long r = sys4(SYS_timer_create, kernel_clock(clk), (long)evp, (long)&k, 0);
 	if (r == 0)
@@ -188,8 +190,10 @@ static bool slot_reserve(void)
 	return true;
 }
 
-/* A slot for t (slot_reserve said yes); its handle. */
-static timer_t slot_take(struct tt *t)
+/* A slot (slot_reserve said yes), taken at once: making the service UT
+ * may switch, and another UT's timer_create must not take it meanwhile.
+ * It names no timer until slot_publish. */
+static uint32_t slot_take(void)
 {
 	uint32_t i;
 	if (free_top) {
@@ -199,6 +203,12 @@ static timer_t slot_take(struct tt *t)
 		i = nslots;
 		__atomic_store_n(&nslots, i + 1, __ATOMIC_RELEASE);
 	}
+	return i;
+}
+
+/* Slot i names t from now on: its handle. */
+static timer_t slot_publish(uint32_t i, struct tt *t)
+{
 	struct tt_slot *s = slot_at(i);
 	s->t = t;
 	return (timer_t)(intptr_t)(INTPTR_MIN | (intptr_t)((uint64_t)s->gen << 32) | (intptr_t)i);
@@ -398,17 +408,20 @@ static int tt_create(clockid_t clk, const struct sigevent *evp, timer_t *out)
 		.start = service_main, .arg = t, .policy = SCHED_FIFO, .prio = WEFT_PRIO_MAX,
 		.detached = true, .explicit_sched = true,
 	};
-	struct ut *u;
-	if (__weft_ut_spawn(&service, &u) != 0) {
-		free(t);
-		sys4(SYS_close, fd, 0, 0, 0);
-		return EAGAIN;
-	}
-	t->next = all;
+	uint32_t slot = slot_take();
+	t->next = all;                            /* a fork from here on closes its fd */
 	if (all)
 		all->prev = t;
 	all = t;
-	*out = slot_take(t);
+	struct ut *u;
+	if (__weft_ut_spawn(&service, &u) != 0) {
+		slot_free(slot);
+		sys4(SYS_close, fd, 0, 0, 0);
+		t->refs = 1;
+		tt_unref(t);
+		return EAGAIN;
+	}
+	*out = slot_publish(slot, t);
 	/* a second UT exists: libc and libstdc++ must stop taking shortcuts
 	 * (as pthread_create says) */
 	if (unlikely(__libc_single_threaded))
