@@ -538,14 +538,17 @@ static int getoverrun(timer_t id)
 static void after_fork_child(void)
 {
 	fork_gen++;
-	for (struct tt *t = all; t; t = t->next) {
-		if (t->fd >= 0 && !t->gone)
-			close(t->fd);
-		t->fd = -1;
-	}
+	/* the table first: close may switch, and a UT of the child's that
+	 * makes a timer meanwhile must keep it */
 	for (uint32_t i = 0; i < nslots; i++)
 		if (slot_at(i)->t)
 			slot_free(i);
+	for (struct tt *t = all; t; t = t->next) {
+		int fd = t->gone ? -1 : t->fd;
+		t->fd = -1;
+		if (fd >= 0)
+			close(fd);
+	}
 }
 
 __attribute__((constructor(103))) static void timer_atfork(void)
