@@ -81,6 +81,9 @@ static const char *switching[] = {
 	/* calls that hand the VP on (runtime/handoff.c, posix/blocking.c) */
 	"fsync", "fdatasync", "syncfs", "flock", "lockf", "lockf64", "semop", "semtimedop",
 	"msgsnd", "msgrcv",
+	/* POSIX timers (posix/timer_thread.c), measured on a SIGEV_THREAD
+	 * timer; on the kernel's own timers they are the system call alone */
+	"timer_create", "timer_settime", "timer_gettime", "timer_getoverrun", "timer_delete",
 	NULL,
 };
 
@@ -203,6 +206,7 @@ int __sigsuspend(const sigset_t *mask);
 int __sigpause(int sig_or_mask, int is_sig);
 int __xpg_sigpause(int sig);
 int bsd_sigpause(int mask) __asm__("sigpause");
+static void on_timer(union sigval v) { (void)v; }
 
 static pthread_t zombie(void)
 {
@@ -624,6 +628,19 @@ static void run_calls(void)
 	ONE("msgrcv", (int)msgrcv(q, &got, sizeof got.text, 0, 0));
 	CHECK(strcmp(got.text, "hello") == 0);
 	msgctl(q, IPC_RMID, NULL);
+
+	/* a SIGEV_THREAD timer: its delete waits for the timer's own UT */
+	struct sigevent sev;
+	memset(&sev, 0, sizeof sev);
+	sev.sigev_notify = SIGEV_THREAD;
+	sev.sigev_notify_function = on_timer;
+	timer_t tm;
+	struct itimerspec its = { .it_value = { 100, 0 } }, cur;
+	ONE("timer_create", timer_create(CLOCK_MONOTONIC, &sev, &tm));
+	ONE("timer_settime", timer_settime(tm, 0, &its, NULL));
+	ONE("timer_gettime", timer_gettime(tm, &cur));
+	ONE("timer_getoverrun", timer_getoverrun(tm));
+	ONE("timer_delete", timer_delete(tm));
 }
 
 /* Every name libweft.so exports, from its dynamic symbol table. */

@@ -192,22 +192,13 @@ static const struct weft_poller epoll_poller = { waiting, wait_idle, wake };
 
 static uint32_t fork_gen;                 /* forks this process has come out of as a child */
 
-/* The child of a fork holds copies of every UT (until fork keeps only its
- * caller: the signals issue), and those parked here are the parent's: their
- * descriptors' data is the parent's to read.  They must never run a call
- * again: their timers (deadlines, the poll quantum) are taken away, and one
- * that wakes all the same parks for good (__weft_io_wait). */
+/* The child of a fork holds only the UT that called fork (runtime/fork.c
+ * takes the others away, their timers and stacks with them, in a handler
+ * that may run before or after this one): the waiters parked here were the
+ * parent's, and their records lived on stacks the child no longer has.
+ * Forget them without reading them. */
 static void after_fork_child(void)
 {
-	struct io_waiter *w = waiters;
-	if (w) {
-		do {
-			struct ut *t = w->ut;
-			if (t->state == UT_BLOCKED && t->tindex)
-				__weft_timer_del(t);
-			w = w->next;
-		} while (w != waiters);
-	}
 	fork_gen++;
 	/* the epoll instance and the eventfd are shared with the parent:
 	 * make our own */

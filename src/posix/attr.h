@@ -55,4 +55,36 @@ static inline const struct weft_attr *attr_cof(const pthread_attr_t *a)
 const struct weft_attr *__weft_default_attr(void) HIDDEN;
 bool __weft_prio_valid(int policy, int prio) HIDDEN;
 
+/* Fill the attribute part of a spawn request from `a` (start and arg are
+ * the caller's): a thread that inherits its scheduling gets `policy` and
+ * `prio`, its creator's.  0, or EINVAL for a stack that ends below address
+ * 0 or a priority the policy does not have.  One place, so that
+ * pthread_create and the threads Weft makes for the program (SIGEV_THREAD
+ * timers, posix/timer_thread.c) read attributes alike; inline, since
+ * pthread_create is hot. */
+static inline int attr_spawn(const struct weft_attr *a, int policy, int prio, struct ut_spawn *how)
+{
+	how->policy = policy;
+	how->prio = prio;
+	how->detached = a->detach == PTHREAD_CREATE_DETACHED;
+	how->explicit_sched = a->inherit == PTHREAD_EXPLICIT_SCHED;
+	how->stackaddr = NULL;
+	how->stacksize = a->stacksize;
+	how->guardsize = a->guardsize;
+	how->sigmask = a->ext && a->ext->has_sigmask ? &a->ext->sigmask : NULL;
+	if (a->stacktop) {
+		/* a stack of the program's own, known by its top as glibc keeps it */
+		if ((uintptr_t)a->stacktop < a->stacksize)
+			return EINVAL;
+		how->stackaddr = (char *)a->stacktop - a->stacksize;
+	}
+	if (how->explicit_sched) {
+		how->policy = a->policy;
+		how->prio = a->prio;
+		if (!__weft_prio_valid(how->policy, how->prio))
+			return EINVAL;
+	}
+	return 0;
+}
+
 #endif

@@ -23,36 +23,17 @@ EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr,
 	if (a->magic != ATTR_MAGIC)
 		return EINVAL;
 	struct ut *self = __weft_self();
-	struct ut_spawn how = {
-		.start = start,
-		.arg = arg,
-		.policy = self->policy,
-		.prio = self->base_prio,
-		.detached = a->detach == PTHREAD_CREATE_DETACHED,
-		.explicit_sched = a->inherit == PTHREAD_EXPLICIT_SCHED,
-		.stacksize = a->stacksize,
-		.guardsize = a->guardsize,
-		.sigmask = a->ext && a->ext->has_sigmask ? &a->ext->sigmask : NULL,
-	};
-	if (a->stacktop) {
-		/* a stack of the program's own, known by its top as glibc keeps it */
-		if ((uintptr_t)a->stacktop < a->stacksize)
-			return EINVAL;
-		how.stackaddr = (char *)a->stacktop - a->stacksize;
-	}
-	if (how.explicit_sched) {
-		how.policy = a->policy;
-		how.prio = a->prio;
-		if (!__weft_prio_valid(how.policy, how.prio))
-			return EINVAL;
-	}
+	struct ut_spawn how = { .start = start, .arg = arg };
+	int e = attr_spawn(a, self->policy, self->base_prio, &how);
+	if (e)
+		return e;
 	/* glibc's own pthread_create tells libc and libstdc++ that the process
 	 * is threaded; libstdc++ takes shortcuts (stop_token, shared_ptr) while
 	 * __libc_single_threaded is 1, which are wrong once a second UT exists. */
 	if (unlikely(__libc_single_threaded))
 		__libc_single_threaded = 0;
 	struct ut *t;
-	int e = __weft_ut_spawn_inline(&how, &t);
+	e = __weft_ut_spawn_inline(&how, &t);
 	if (e)
 		return e;
 	*th = __weft_handle(t);

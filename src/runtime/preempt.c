@@ -298,13 +298,27 @@ static void itimer(struct itimerspec *its, uint64_t first_ns, uint64_t interval_
 	its->it_interval.tv_nsec = (long)(interval_ns % 1000000000u);
 }
 
+/* The kernel's POSIX timers, by system call: Weft exports timer_create
+ * and its family for the program (posix/timer_thread.c); the tick's are
+ * the kernel's own, made and armed from any kernel thread or handler. */
+static int ktimer_settime(timer_t t, int flags, const struct itimerspec *its, struct itimerspec *old)
+{
+	long r = __weft_raw_syscall6(SYS_timer_settime, (long)(intptr_t)t, flags, (long)its, (long)old, 0, 0);
+	return r < 0 ? -1 : 0;
+}
+
+static void ktimer_delete(timer_t t)
+{
+	__weft_raw_syscall6(SYS_timer_delete, (long)(intptr_t)t, 0, 0, 0, 0, 0);
+}
+
 /* Program the tick timer (mainline only). */
 static void tick_set(uint64_t first_ns, uint64_t interval_ns, bool absolute)
 {
 	struct kt_timers *tt = timers();
 	struct itimerspec its;
 	itimer(&its, first_ns, interval_ns);
-	timer_settime(tt->tick, absolute ? TIMER_ABSTIME : 0, &its, NULL);
+	ktimer_settime(tt->tick, absolute ? TIMER_ABSTIME : 0, &its, NULL);
 	tt->first = first_ns == 0 ? INT64_MAX
 				  : absolute ? (int64_t)first_ns : __weft_now() + (int64_t)first_ns;
 	tt->interval = interval_ns;
@@ -336,7 +350,11 @@ static bool make_timer(timer_t *t, int which, pid_t tid)
 	sev.sigev_signo = tick_signal;
 	sev.sigev_value.sival_int = which;
 	sev._sigev_un._tid = tid;
-	return timer_create(CLOCK_MONOTONIC, &sev, t) == 0;
+	int kid;
+	if (__weft_raw_syscall6(SYS_timer_create, CLOCK_MONOTONIC, (long)&sev, (long)&kid, 0, 0, 0) != 0)
+		return false;
+	*t = (timer_t)(intptr_t)kid;
+	return true;
 }
 
 /* ---- the handler --------------------------------------------------------- */
@@ -397,7 +415,7 @@ static void arm_retry(struct vp *vp)
 		retry = MIN_SLICE_NS;
 	struct itimerspec its;
 	itimer(&its, retry, 0);
-	if (timer_settime(tt->retry, 0, &its, NULL) == 0)
+	if (ktimer_settime(tt->retry, 0, &its, NULL) == 0)
 		tt->retry_armed = 1;
 }
 
@@ -408,7 +426,7 @@ static void arm_retry_kt(struct kt_timers *tt, uint64_t ns)
 		return;
 	struct itimerspec its;
 	itimer(&its, ns, 0);
-	if (timer_settime(tt->retry, 0, &its, NULL) == 0)
+	if (ktimer_settime(tt->retry, 0, &its, NULL) == 0)
 		tt->retry_armed = 1;
 }
 
@@ -447,7 +465,7 @@ void __weft_preempt_away_done(struct kt *k)
 	if (tt->made && tt->retry_armed) {
 		struct itimerspec zero;
 		memset(&zero, 0, sizeof zero);
-		timer_settime(tt->retry, 0, &zero, NULL);
+		ktimer_settime(tt->retry, 0, &zero, NULL);
 	}
 	tt->retry_armed = 0;
 }
@@ -520,7 +538,7 @@ static void calibrate(void)
 		int64_t t0 = __weft_now();
 		struct itimerspec its;
 		itimer(&its, 1000, 0);
-		if (timer_settime(timers()->retry, 0, &its, NULL) != 0)
+		if (ktimer_settime(timers()->retry, 0, &its, NULL) != 0)
 			break;
 		while (!calib_seen && __weft_now() - t0 < 10000000)
 			__asm__ volatile("" ::: "memory");
@@ -560,7 +578,7 @@ static bool timers_ready(struct vp *vp)
 	}
 	if (!make_timer(&tt->retry, TIMER_RETRY, tid)) {
 		int e = errno;
-		timer_delete(tt->tick);
+		ktimer_delete(tt->tick);
 		if (e != EAGAIN)
 			vp->preempt_on = false;
 		return false;
@@ -620,9 +638,9 @@ void __weft_preempt_release(struct kt *k)
 		struct itimerspec zero;
 		memset(&zero, 0, sizeof zero);
 		if (vp->tick_mode != TICK_OFF)
-			timer_settime(tt->tick, 0, &zero, NULL);
+			ktimer_settime(tt->tick, 0, &zero, NULL);
 		if (tt->retry_armed)
-			timer_settime(tt->retry, 0, &zero, NULL);
+			ktimer_settime(tt->retry, 0, &zero, NULL);
 		tt->retry_armed = 0;
 		tt->first = INT64_MAX;
 	}
@@ -638,8 +656,8 @@ void __weft_preempt_forget(struct kt *k)
 	struct kt_timers *tt = &k->timers;
 	if (!tt->made)
 		return;
-	timer_delete(tt->tick);
-	timer_delete(tt->retry);
+	ktimer_delete(tt->tick);
+	ktimer_delete(tt->retry);
 	tt->made = false;
 	tt->retry_armed = 0;
 	tt->first = INT64_MAX;
@@ -685,7 +703,7 @@ void __weft_preempt_idle(void)
 	if (tt->retry_armed) {
 		struct itimerspec zero;
 		memset(&zero, 0, sizeof zero);
-		timer_settime(tt->retry, 0, &zero, NULL);
+		ktimer_settime(tt->retry, 0, &zero, NULL);
 		tt->retry_armed = 0;
 	}
 }

@@ -841,6 +841,9 @@ void __weft_sig_fork_child(struct ut *self) HIDDEN;
 void __weft_sig_forget(struct ut *t) HIDDEN;
 /* pthread_sigmask for the running UT: 0 or EINVAL. */
 int __weft_sig_setmask(int how, const sigset_t *set, sigset_t *old) HIDDEN;
+/* A SIGEV_THREAD_ID timer (kernel id kid) armed by UT t for itself: its
+ * signal goes to t (t NULL: the timer is gone). */
+void __weft_sig_timer_owner(int kid, struct ut *t) HIDDEN;
 /* sigpending: the running UT's and the process's. */
 void __weft_sig_pending(sigset_t *set) HIDDEN;
 /* A thread-directed signal for t (pthread_kill, pthread_sigqueue, raise):

@@ -641,6 +641,41 @@ int __weft_sig_send(struct ut *t, int sig, const siginfo_t *si)
 	return 0;
 }
 
+/* SIGEV_THREAD_ID timers a UT armed naming its VP's kernel thread: the
+ * kernel id and the UT's handle (a slot reused by another UT is told by
+ * its generation).  Linear: a program has few. */
+#define TIMER_OWNERS 64
+static struct { int kid; pthread_t owner; } timer_owners[TIMER_OWNERS];
+static unsigned n_timer_owners;
+
+void __weft_sig_timer_owner(int kid, struct ut *t)
+{
+	for (unsigned i = 0; i < n_timer_owners; i++)
+		if (timer_owners[i].kid == kid) {
+			if (t) {
+				timer_owners[i].owner = __weft_handle(t);
+			} else {
+				timer_owners[i] = timer_owners[--n_timer_owners];
+			}
+			return;
+		}
+	if (t && n_timer_owners < TIMER_OWNERS) {
+		timer_owners[n_timer_owners].kid = kid;
+		timer_owners[n_timer_owners].owner = __weft_handle(t);
+		n_timer_owners++;
+	}
+}
+
+static struct ut *timer_owner(const siginfo_t *si)
+{
+	if (si->si_code != SI_TIMER || !n_timer_owners)
+		return NULL;
+	for (unsigned i = 0; i < n_timer_owners; i++)
+		if (timer_owners[i].kid == si->si_timerid)
+			return __weft_ut_lookup(timer_owners[i].owner);
+	return NULL;
+}
+
 /* A UT in sigsuspend or pause that lets sig through, if any. */
 static struct ut *suspended_taker(int sig)
 {
@@ -722,7 +757,10 @@ void __weft_sig_route(struct vp *vp, int sig, siginfo_t *si, ucontext_t *uc)
 	struct ut *cur = vp->cur;
 	bool running = cur && cur->state == UT_RUNNING;
 	struct ut *to = NULL;
-	if (si->si_code == SI_TKILL && running) {
+	struct ut *armer = timer_owner(si);
+	if (armer && armer->state != UT_ZOMBIE && armer->state != UT_EXITING) {
+		to = armer;                       /* its own SIGEV_THREAD_ID timer */
+	} else if (si->si_code == SI_TKILL && running) {
 		to = cur;                         /* tgkill to the carrier: the running UT's */
 	} else {
 		/* Mueller's order: a UT waiting for it in sigwait & co; then
