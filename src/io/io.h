@@ -253,7 +253,6 @@ struct io_waiter {
 	struct io_rec *recs;
 	unsigned nrecs;
 	int64_t deadline;              /* the caller's own (-1: none) */
-	const sigset_t *mask;          /* ppoll/pselect/epoll_pwait: the mask it waits with */
 	uint64_t caught;               /* vp->async.caught when it parked */
 	int signo;                     /* the signal that interrupted it (0: not known) */
 	int64_t backoff_ns;            /* polling a descriptor the poller refused: the interval */

@@ -143,14 +143,12 @@ static bool look_done(long *r, enum io_wake how)
 }
 
 /* Park with these records until woken, the deadline, or a signal. */
-static enum io_wake park_on(struct recs *r, int64_t deadline, const sigset_t *mask, bool consuming,
+static enum io_wake park_on(struct recs *r, int64_t deadline, bool consuming,
 			    struct io_waiter *w)
 {
 	w->recs = r->v;
 	w->nrecs = r->n;
 	w->deadline = deadline;
-	(void)mask;                               /* the UT's own now (mask_begin) */
-	w->mask = NULL;
 	w->consuming = consuming;
 	w->cancel_point = 1;
 	return __weft_io_wait(w);
@@ -196,7 +194,7 @@ static long do_ppoll(struct pollfd *fds, nfds_t n, int64_t deadline, const sigse
 	struct io_waiter w;
 	memset(&w, 0, sizeof w);
 	for (;;) {
-		enum io_wake how = park_on(&rs, deadline, mask, false, &w);
+		enum io_wake how = park_on(&rs, deadline, false, &w);
 		/* Linux's poll: woken by the files it saw when it started (a file
 		 * closed meanwhile is watched on its hidden duplicate, fd.c),
 		 * it looks again at the numbers it was given: a number closed
@@ -410,7 +408,7 @@ static long do_pselect(int nfds, fd_set *rd, fd_set *wr, fd_set *ex, int64_t dea
 	struct io_waiter w;
 	memset(&w, 0, sizeof w);
 	for (;;) {
-		enum io_wake how = park_on(&rs, deadline, mask, false, &w);
+		enum io_wake how = park_on(&rs, deadline, false, &w);
 		for (int i = 0; i < 3; i++)
 			if (in[i])
 				memcpy(in[i], orig + i * (b / sizeof *orig), b);
@@ -521,7 +519,7 @@ static long do_epoll(int epfd, struct epoll_event *ev, int max, int64_t deadline
 		rec.dir = IO_IN;
 		struct recs rs = { .v = &rec, .n = 1, .cap = 1 };
 		f->ready &= (uint8_t)~IO_READY_IN;
-		enum io_wake how = park_on(&rs, deadline, mask, true, &w);
+		enum io_wake how = park_on(&rs, deadline, true, &w);
 		if (rec.fd != fd) {
 			fd = rec.fd;              /* closed meanwhile: its hidden duplicate */
 			f = __weft_io_fd_peek(fd);

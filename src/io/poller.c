@@ -1,10 +1,9 @@
 /*
  * poller.c — the poller: the epoll backend, the idle hook, the poll
- * quantum, and which parked UT a caught signal is for.
+ * quantum.
  *
  * Owns: the epoll descriptor, the list of parked waiters (oldest first),
- * the waiter holding the poll quantum, and the count of program signals
- * already looked at.  poller.h is the contract; this file keeps it:
+ * the waiter holding the poll quantum.  poller.h is the contract; this file keeps it:
  *
  *   - Each descriptor is armed once (EPOLLIN|EPOLLOUT|EPOLLRDHUP|EPOLLPRI,
  *     edge-triggered), the first time a call on it would block, with
@@ -23,17 +22,9 @@
  *     here and given back when it wakes.  So readiness is seen within a
  *     quantum (plus a tick) whatever runs, as Go's sysmon polls every 10 ms.
  *   - Signals.  Weft's own tick never ends a wait: only a program signal
- *     the dispatcher caught (vp->async.caught moved) does.  Which parked UT
- *     it interrupts follows what Linux does for a signal sent to the process:
- *     the kernel gives it to the main thread if that thread does not block
- *     it, so: a UT in ppoll/pselect/epoll_pwait whose mask lets through a
- *     signal the thread blocks (only it could take that signal); else main
- *     (UT 1), if it waits here; else, when main has exited, the UT that has
- *     waited longest.  A UT that is running when the handler runs is the one
- *     that took the signal, and nobody's wait ends.  The UT decides itself
- *     between EINTR and a restart (SA_RESTART, wait.c).  pthread_kill to one
- *     UT cannot be told apart from a signal to the process until signals are
- *     per UT (the signals issue).
+ *     routed to a parked UT does (runtime/sigdeliver.c decides which UT,
+ *     and wakes it with EINTR); the UT decides itself between EINTR and a
+ *     restart (SA_RESTART, wait.c).
  */
 #include "io.h"
 #include "poller.h"
@@ -51,9 +42,8 @@ static int efd = -1;                      /* the wake eventfd, in kfd (set befor
 static bool have_pwait2 = true;
 static struct epoll_event events[EVENTS_MAX];
 static struct io_waiter *waiters;         /* circular, oldest first */
-static unsigned nwaiters, nmasked;
+static unsigned nwaiters;
 static struct io_waiter *holder;          /* has the poll quantum */
-static uint64_t caught_seen;
 static bool atfork_set;
 
 /* The wake handshake (one VP: M:N makes these per VP).  Asynchronous
@@ -211,7 +201,7 @@ static void after_fork_child(void)
 	}
 	sleeping = wake_req = wake_sent = 0;
 	waiters = NULL;
-	nwaiters = nmasked = 0;
+	nwaiters = 0;
 	holder = NULL;
 	__weft_io_fd_after_fork();
 }
@@ -243,7 +233,6 @@ static int poller_open(void)
 	kfd = __weft_io_backend_open();
 	if (kfd < 0)
 		return kfd;
-	caught_seen = __weft_vp()->async.caught;
 	poller_atfork();
 	__atomic_store_n(&__weft_poller, &epoll_poller, __ATOMIC_RELEASE);
 	return 0;
@@ -362,8 +351,6 @@ void __weft_io_waiter_add(struct io_waiter *w)
 		waiters->prev = w;
 	}
 	nwaiters++;
-	if (w->mask)
-		nmasked++;
 	if (!holder)
 		quantum_give(w, false);
 }
@@ -380,43 +367,11 @@ void __weft_io_waiter_del(struct io_waiter *w)
 	}
 	w->next = w->prev = NULL;
 	nwaiters--;
-	if (w->mask)
-		nmasked--;
 	if (holder == w) {
 		holder = NULL;
 		quantum_give(oldest_parked(), true);
 	}
 }
-
-/* ---- signals --------------------------------------------------------- */
-
-static bool blocks(const sigset_t *m, int s) { return sigismember(m, s) == 1; }
-
-/* The signal mask to sleep with: the thread's, less whatever a ppoll,
- * pselect or epoll_pwait caller's own mask lets through (that caller would
- * take it), keeping signals deferred and not yet delivered blocked.  NULL
- * when no such caller waits. */
-static const sigset_t *sleep_mask(struct vp *vp, sigset_t *m)
-{
-	if (!nmasked)
-		return NULL;
-	if (io_sys4(SYS_rt_sigprocmask, SIG_BLOCK, NULL, m, 8) != 0)
-		return NULL;
-	struct io_waiter *w = waiters;
-	do {
-		if (w->mask)
-			for (int s = 1; s < 65; s++)
-				if (!blocks(w->mask, s))
-					sigdelset(m, s);
-		w = w->next;
-	} while (w != waiters);
-	uint64_t pend = vp->deferred.pending;
-	for (int s = 1; s < 65; s++)
-		if (pend & (1ull << (s - 1)))
-			sigaddset(m, s);
-	return m;
-}
-
 
 /* ---- the idle hook and polling while busy -------------------------------- */
 
@@ -438,14 +393,12 @@ static bool wait_idle(struct vp *vp, int64_t deadline)
 		if (timeout < 0)
 			timeout = 0;
 	}
-	sigset_t m;
-	const sigset_t *mask = sleep_mask(vp, &m);
 	/* the wake handshake: announce the sleep, then look for a wake that
 	 * came before it (one after it finds sleeping set and writes efd) */
 	__atomic_store_n(&sleeping, 1, __ATOMIC_SEQ_CST);
 	if (__atomic_exchange_n(&wake_req, 0, __ATOMIC_SEQ_CST))
 		timeout = 0;
-	int n = __weft_io_backend_wait(kfd, timeout, mask, on_ready);
+	int n = __weft_io_backend_wait(kfd, timeout, NULL, on_ready);
 	__atomic_store_n(&sleeping, 0, __ATOMIC_SEQ_CST);
 	if (!holder)
 		quantum_give(oldest_parked(), true);
@@ -462,11 +415,8 @@ static void wake(struct vp *vp)
 
 void __weft_io_poll_now(void)
 {
-	struct vp *vp = __weft_vp();
 	if (kfd < 0)
 		return;
-	sigset_t m;
-	const sigset_t *mask = sleep_mask(vp, &m);
-	__weft_io_backend_wait(kfd, 0, mask, on_ready);
+	__weft_io_backend_wait(kfd, 0, NULL, on_ready);
 	__weft_preempt_check();
 }

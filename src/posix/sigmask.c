@@ -9,16 +9,55 @@
  * each UT has its own, as each NPTL thread has, and a wait parks only its
  * caller.  sigprocmask is per thread, as glibc's is.  The waits are
  * cancellation points.
+ *
+ * A kernel thread that is not a UT's (a foreign thread, Weft's monitor, a
+ * sanitizer's runtime before Weft starts) has its own kernel mask, pending
+ * set and altstack: these calls are the kernel's there, by system call,
+ * and so they are before Weft has started.
+ * sigaltstack never runs the epilogue: AddressSanitizer calls it while it
+ * unwinds (from the epilogue's own cancel, for one).
  */
 #include "posix.h"
 
 #include <signal.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include "../arch/arch.h"
 
 /* glibc exports these; its headers declare them only in some modes. */
 int __sigsuspend(const sigset_t *mask);
 int __sigpause(int sig_or_mask, int is_sig);
 int __xpg_sigpause(int sig);
+
+/* Is the caller a kernel thread without a UT (these calls are then the
+ * kernel's)?  A UT's kernel thread away from the VP is a UT's: WEFT_CALL
+ * brings it back first. */
+static bool kernel_side(void)
+{
+	/* before start-up the kernel's state is the only one (start-up
+	 * takes main's mask from it); starting Weft from here would start it
+	 * inside a sanitizer's own start-up */
+	if (!__weft_started)
+		return true;
+	enum weft_where w = __weft_where(__weft_vp());
+	return w == WHERE_FOREIGN || w == WHERE_NONE;
+}
+
+static long ksys(long nr, long a, long b, long c, long d)
+{
+	return __weft_raw_syscall6(nr, a, b, c, d, 0, 0);
+}
+
+static int fail(int e)
+{
+	errno = e;
+	return -1;
+}
+
+static int kret(long r)
+{
+	return r < 0 ? fail((int)-r) : (int)r;
+}
 
 /* Internal halves: each exported call below runs WEFT_CALL exactly once
  * (the epilogue), so one never calls another. */
@@ -29,66 +68,83 @@ static int set_mask(int how, const sigset_t *set, sigset_t *old)
 	return __weft_sig_setmask(how, set, old);
 }
 
-static int fail(int e)
+/* The kernel's, as glibc's pthread_sigmask: its own two signals are never
+ * blocked. */
+static int kset_mask(int how, const sigset_t *set, sigset_t *old)
 {
-	errno = e;
-	return -1;
+	sigset_t copy;
+	if (set) {
+		copy = *set;
+		sigdelset(&copy, 32);
+		sigdelset(&copy, 33);
+		set = &copy;
+	}
+	long r = ksys(SYS_rt_sigprocmask, how, (long)set, (long)old, 8);
+	return r < 0 ? (int)-r : 0;
 }
 
 EXPORT int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
 {
-	__weft_ensure();
+	if (kernel_side())
+		return kset_mask(how, set, old);
 	WEFT_CALL();
 	return set_mask(how, set, old);
 }
 
 EXPORT int sigprocmask(int how, const sigset_t *set, sigset_t *old)
 {
-	__weft_ensure();
+	if (kernel_side()) {
+		int e = kset_mask(how, set, old);
+		return e ? fail(e) : 0;
+	}
 	WEFT_CALL();
 	int e = set_mask(how, set, old);
 	return e ? fail(e) : 0;
 }
 
-static int mask_one(int how, int sig)
+static int mask_one(int how, int sig, bool kernel)
 {
 	if (sig < 1 || sig >= NSIG)
 		return fail(EINVAL);
 	sigset_t one;
 	sigemptyset(&one);
 	sigaddset(&one, sig);
-	int e = set_mask(how, &one, NULL);
+	int e = kernel ? kset_mask(how, &one, NULL) : set_mask(how, &one, NULL);
 	return e ? fail(e) : 0;
 }
 
 EXPORT int sighold(int sig)
 {
-	__weft_ensure();
+	if (kernel_side())
+		return mask_one(SIG_BLOCK, sig, true);
 	WEFT_CALL();
-	return mask_one(SIG_BLOCK, sig);
+	return mask_one(SIG_BLOCK, sig, false);
 }
 
 EXPORT int sigrelse(int sig)
 {
-	__weft_ensure();
+	if (kernel_side())
+		return mask_one(SIG_UNBLOCK, sig, true);
 	WEFT_CALL();
-	return mask_one(SIG_UNBLOCK, sig);
+	return mask_one(SIG_UNBLOCK, sig, false);
 }
 
 EXPORT int sigpending(sigset_t *set)
 {
-	__weft_ensure();
-	WEFT_CALL();
 	if (!set)
 		return fail(EFAULT);
+	if (kernel_side())
+		return kret(ksys(SYS_rt_sigpending, (long)set, 8, 0, 0));
+	WEFT_CALL();
 	__weft_sig_pending(set);
 	return 0;
 }
 
+/* No WEFT_CALL: it never switches, and sanitizers call it at any moment. */
 EXPORT int sigaltstack(const stack_t *ss, stack_t *old)
 {
-	__weft_ensure();
-	WEFT_CALL();
+	if (kernel_side())
+		return kret(ksys(SYS_sigaltstack, (long)ss, (long)old, 0, 0));
 	int e = __weft_sig_altstack(ss, old);
 	return e ? fail(e) : 0;
 }
@@ -113,16 +169,27 @@ static int wait_for(const sigset_t *set, siginfo_t *info, const struct timespec 
 	return r < 0 ? fail(-r) : r;
 }
 
+static int kwait_for(const sigset_t *set, siginfo_t *info, const struct timespec *timeout, bool eintr)
+{
+	for (;;) {
+		long r = ksys(SYS_rt_sigtimedwait, (long)set, (long)info, (long)timeout, 8);
+		if (r != -EINTR || eintr)
+			return kret(r);
+	}
+}
+
 EXPORT int sigtimedwait(const sigset_t *set, siginfo_t *info, const struct timespec *timeout)
 {
-	__weft_ensure();
+	if (kernel_side())
+		return kwait_for(set, info, timeout, true);
 	WEFT_CALL();
 	return wait_for(set, info, timeout, true);
 }
 
 EXPORT int sigwaitinfo(const sigset_t *set, siginfo_t *info)
 {
-	__weft_ensure();
+	if (kernel_side())
+		return kwait_for(set, info, NULL, true);
 	WEFT_CALL();
 	return wait_for(set, info, NULL, true);
 }
@@ -130,9 +197,13 @@ EXPORT int sigwaitinfo(const sigset_t *set, siginfo_t *info)
 /* POSIX: sigwait returns an error number and is never interrupted. */
 EXPORT int sigwait(const sigset_t *set, int *sig)
 {
-	__weft_ensure();
-	WEFT_CALL();
-	int r = wait_for(set, NULL, NULL, false);
+	int r;
+	if (kernel_side()) {
+		r = kwait_for(set, NULL, NULL, false);
+	} else {
+		WEFT_CALL();
+		r = wait_for(set, NULL, NULL, false);
+	}
 	if (r < 0)
 		return errno;
 	if (sig)
@@ -140,10 +211,12 @@ EXPORT int sigwait(const sigset_t *set, int *sig)
 	return 0;
 }
 
-static int suspend(const sigset_t *mask)
+static int suspend(const sigset_t *mask, bool kernel)
 {
 	if (!mask)
 		return fail(EFAULT);
+	if (kernel)
+		return kret(ksys(SYS_rt_sigsuspend, (long)mask, 8, 0, 0));
 	__weft_testcancel();
 	if (__weft_sig_suspend(mask) == ECANCELED)
 		__weft_cancel_act();
@@ -152,27 +225,32 @@ static int suspend(const sigset_t *mask)
 
 EXPORT int sigsuspend(const sigset_t *mask)
 {
-	__weft_ensure();
+	if (kernel_side())
+		return suspend(mask, true);
 	WEFT_CALL();
-	return suspend(mask);
+	return suspend(mask, false);
 }
 
 EXPORT int __sigsuspend(const sigset_t *mask)
 {
-	__weft_ensure();
+	if (kernel_side())
+		return suspend(mask, true);
 	WEFT_CALL();
-	return suspend(mask);
+	return suspend(mask, false);
 }
 
 /* BSD's (is_sig 0: a mask of the first 32 signals) and X/Open's (is_sig
  * 1: the caller's mask without that signal) sigpause. */
-static int sig_pause(int sig_or_mask, int is_sig)
+static int sig_pause(int sig_or_mask, int is_sig, bool kernel)
 {
 	sigset_t m;
 	if (is_sig) {
 		if (sig_or_mask < 1 || sig_or_mask >= NSIG)
 			return fail(EINVAL);
-		__weft_sig_setmask(SIG_BLOCK, NULL, &m);
+		if (kernel)
+			kset_mask(SIG_BLOCK, NULL, &m);
+		else
+			__weft_sig_setmask(SIG_BLOCK, NULL, &m);
 		sigdelset(&m, sig_or_mask);
 	} else {
 		sigemptyset(&m);
@@ -180,21 +258,23 @@ static int sig_pause(int sig_or_mask, int is_sig)
 			if ((unsigned)sig_or_mask & (1u << (s - 1)))
 				sigaddset(&m, s);
 	}
-	return suspend(&m);
+	return suspend(&m, kernel);
 }
 
 EXPORT int __sigpause(int sig_or_mask, int is_sig)
 {
-	__weft_ensure();
+	if (kernel_side())
+		return sig_pause(sig_or_mask, is_sig, true);
 	WEFT_CALL();
-	return sig_pause(sig_or_mask, is_sig);
+	return sig_pause(sig_or_mask, is_sig, false);
 }
 
 EXPORT int __xpg_sigpause(int sig)
 {
-	__weft_ensure();
+	if (kernel_side())
+		return sig_pause(sig, 1, true);
 	WEFT_CALL();
-	return sig_pause(sig, 1);
+	return sig_pause(sig, 1, false);
 }
 
 /* <signal.h> renames sigpause to __xpg_sigpause for X/Open programs; the
@@ -202,7 +282,8 @@ EXPORT int __xpg_sigpause(int sig)
 int __weft_bsd_sigpause(int mask) __asm__("sigpause");
 EXPORT int __weft_bsd_sigpause(int mask)
 {
-	__weft_ensure();
+	if (kernel_side())
+		return sig_pause(mask, 0, true);
 	WEFT_CALL();
-	return sig_pause(mask, 0);
+	return sig_pause(mask, 0, false);
 }

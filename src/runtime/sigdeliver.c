@@ -774,7 +774,8 @@ void __weft_sig_route(struct vp *vp, int sig, siginfo_t *si, ucontext_t *uc)
 			to = main_ut;
 		} else if (running && !(cur->sig_mask & BIT(sig))) {
 			to = cur;
-		} else {
+		} else if (blocked_n[sig - 1] < counted) {
+			/* some UT lets it through (the tally says so): find it */
 			struct find_ctx c = { BIT(sig), NULL };
 			__weft_ut_foreach(find_taker, &c);
 			to = c.best;

@@ -21,6 +21,8 @@
 
 static struct ut *chunks[MAX_CHUNKS];
 static uint32_t nslots;                  /* slots that exist */
+static uint32_t used_end;                /* one past the highest slot ever handed out:
+					  * a walk of the table stops there */
 static uint32_t free_head = UINT32_MAX;  /* free slots, linked through q_next slot numbers */
 static uint32_t nfree;
 
@@ -61,6 +63,8 @@ struct ut *__weft_ut_alloc(void)
 	struct ut *t = slot_ut(free_head);
 	free_head = (uint32_t)(uintptr_t)t->q_next;
 	nfree--;
+	if (t->slot >= used_end)
+		used_end = t->slot + 1;
 	uint32_t slot = t->slot, gen = t->gen;
 	struct tsd *tsd = t->tsd;      /* kept with the slot for reuse */
 	memset(t, 0, sizeof *t);
@@ -102,7 +106,7 @@ struct ut *__weft_ut_lookup(pthread_t h)
 
 void __weft_ut_foreach(void (*fn)(struct ut *, void *), void *ctx)
 {
-	for (uint32_t s = 0; s < nslots; s++) {
+	for (uint32_t s = 0; s < used_end; s++) {
 		struct ut *t = slot_ut(s);
 		if (t->state != UT_FREE)
 			fn(t, ctx);

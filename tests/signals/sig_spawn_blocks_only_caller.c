@@ -71,6 +71,13 @@ static void one(int k)
 	CHECK_OK(pthread_join(cnt, NULL));
 	CHECK(took >= 190 * SIG_MS);
 	CHECK(took < 2000 * SIG_MS);
+#if defined(WEFT_TEST_SANITIZE) && !defined(SIG_NPTL)
+	/* glibc's system and pclose wait with an internal waitpid no wrapper
+	 * reaches: only Weft's monitor hands the VP on then, and sanitizer
+	 * builds have none (README): they work, but block every UT */
+	if (k >= 2)
+		return;
+#endif
 	if (during < 10) {   /* any progress: a blocked process counts 0; a loaded machine gives a counter few turns */
 		fprintf(stderr, "%s: the counter counted %lu while the child ran\n", names[k], during);
 		exit(1);
