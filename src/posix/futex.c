@@ -161,7 +161,12 @@ static int park_on(const uint32_t *addr, uint32_t val, uint32_t bitset, int64_t 
 				polling = true;
 			}
 		}
+		/* a signal for this UT ends the wait with EINTR, as the
+		 * kernel's FUTEX_WAIT does (its handler has run: park.c) */
+		struct ut *self = __weft_self();
+		self->sig_intr = 1;
 		int r = __weft_park(bucket_of(w.addr), until, WAIT_FUTEX, &w);
+		self->sig_intr = 0;
 		if (r != ETIMEDOUT || !polling)
 			return r;
 		if (load_word(w.addr) != val)

@@ -246,7 +246,10 @@ static int idle(struct vp *vp)
 		}
 		uint32_t seen = __atomic_load_n(&vp->wake, __ATOMIC_ACQUIRE);
 		idle_begin(vp);
-		if (vp->inbox) {
+		/* a signal deferred since the look above would otherwise wait
+		 * for the next wake-up: the dispatcher bumps `wake` only once
+		 * it sees idle set (signal.c, defer) */
+		if (vp->inbox || vp->signals) {
 			idle_end(vp);
 			continue;
 		}

@@ -244,6 +244,15 @@ static void defer(struct vp *vp, int sig, const siginfo_t *si)
 	vp->stat.signals_deferred++;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	vp->signals = 1;
+	/* The idle loop about to sleep (it looked at `signals` before it set
+	 * idle): make the sleep it is about to begin return at once, by the
+	 * futex word it compares or the poller's wake (sched.c, idle). */
+	if (__atomic_load_n(&vp->idle, __ATOMIC_SEQ_CST)) {
+		__atomic_add_fetch(&vp->wake, 1, __ATOMIC_SEQ_CST);
+		const struct weft_poller *poller = __atomic_load_n(&__weft_poller, __ATOMIC_ACQUIRE);
+		if (poller)
+			poller->wake(vp);
+	}
 }
 
 /* The kernel mask the interrupted context gets back at sigreturn: what

@@ -57,11 +57,24 @@ EXPORT int pthread_barrier_wait(pthread_barrier_t *b)
 	if (w->count == 0)
 		return EINVAL;
 	__weft_ensure();
+	uint32_t round = w->round;
 	if (++w->arrived < w->count) {
-		__weft_park(&w->waiters, -1, WAIT_BARRIER, w);
+		/* A signal for this UT ends the park with EINTR once its
+		 * handler has run (park.c): wait on, unless the round ended
+		 * while the handler ran (the last to arrive woke only those
+		 * still queued). */
+		struct ut *self = __weft_self();
+		do {
+			self->sig_intr = 1;
+			int r = __weft_park(&w->waiters, -1, WAIT_BARRIER, w);
+			self->sig_intr = 0;
+			if (r != EINTR)
+				break;
+		} while (w->round == round);
 		return 0;
 	}
 	w->arrived = 0;
+	w->round = round + 1;
 	__weft_wake_all(&w->waiters, 0);
 	return PTHREAD_BARRIER_SERIAL_THREAD;
 }

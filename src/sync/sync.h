@@ -168,7 +168,8 @@ struct wbarrier {
 	uint32_t count;               /* 8: UTs per round; 0: not initialised */
 	int shared;                   /* 12: glibc's `shared`, 0: private */
 	uint32_t arrived;             /* 16: UTs waiting in this round */
-	uint32_t pad0;
+	uint32_t round;               /* 20: rounds completed (a waiter woken by a signal
+				       * tells whether its round ended meanwhile) */
 	uint64_t pad;
 };
 _Static_assert(sizeof(struct wbarrier) == sizeof(pthread_barrier_t), "barrier size");
