@@ -406,24 +406,14 @@ void __weft_sig_pending(sigset_t *set)
 
 /* ---- running a handler on the running UT ------------------------------- */
 
-/* The kernel mask while a handler runs on the carrier: what Weft keeps
- * blocked, plus what the UT now blocks (a signal for another UT waits
- * until the handler is done: Weft's code is not reentrant here). */
-static void kmask_for_handler(struct vp *vp, uint64_t utmask)
-{
-	kset(vp, (vp->sig_kmask | utmask) & routable());
-}
-
+/* While a handler runs, the kernel mask stays what Weft keeps (K and the
+ * deferred): the handler's own mask is its UT's, which routing reads, so a
+ * signal that arrives meanwhile goes to a UT that lets it through, or
+ * waits pending on this one until the handler is done; arriving in the
+ * handler's code (the program's), the runtime's state is whole. */
 void __weft_sig_kmask_sync(struct vp *vp)
 {
-	struct ut *cur = vp->cur;
-	uint64_t extra = cur && cur->sig_frames ? cur->sig_mask & routable() : 0;
-	kset(vp, vp->sig_kmask | extra);
-}
-
-static void kmask_after_handler(struct vp *vp)
-{
-	__weft_sig_kmask_sync(vp);
+	kset(vp, vp->sig_kmask);
 }
 
 struct alt_call {
@@ -464,8 +454,7 @@ static void call_handler_on(struct ut *self, const struct sigaction *a, int sig,
 }
 
 /* Run `a` for sig on the running UT, on its own stack or sigaltstack. */
-static void run_handler(struct vp *vp, const struct sigaction *a, int sig, siginfo_t *si, bool in_dispatcher,
-			ucontext_t *kuc)
+static void run_handler(struct vp *vp, const struct sigaction *a, int sig, siginfo_t *si, ucontext_t *kuc)
 {
 	struct ut *self = vp->cur;
 	uint64_t before = self->sig_mask;
@@ -477,7 +466,6 @@ static void run_handler(struct vp *vp, const struct sigaction *a, int sig, sigin
 	struct sig_frame frame = { self->sig_frames, (uintptr_t)__builtin_frame_address(0), before };
 	self->sig_frames = &frame;
 	mask_set(vp, self, during);
-	kmask_for_handler(vp, during);
 	ucontext_t local, *uc = kuc;
 	if (!uc) {
 		getcontext(&local);
@@ -494,8 +482,6 @@ static void run_handler(struct vp *vp, const struct sigaction *a, int sig, sigin
 	uc->uc_sigmask = kernels;
 	self->sig_frames = frame.outer;
 	mask_set(vp, self, after);
-	if (!in_dispatcher)
-		kmask_after_handler(vp);
 }
 
 /* Deliver one of the running UT's signals, by its action. */
@@ -518,7 +504,7 @@ static void deliver(struct vp *vp, int sig, siginfo_t *si, ucontext_t *kuc)
 		__weft_sig_default(sig);
 		return;
 	}
-	run_handler(vp, &a, sig, si, kuc != NULL, kuc);
+	run_handler(vp, &a, sig, si, kuc);
 }
 
 /* The running UT's due signals, lowest number first as Linux delivers

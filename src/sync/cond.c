@@ -94,18 +94,18 @@ static int cond_wait(struct wcond *c, struct wmutex *w, int64_t deadline)
 	if (unlikely(w->kind & MK_PSHARED))
 		return cond_wait_pmutex(c, w, deadline);
 	struct ut *self = __weft_self();
-	/* A plain mutex nobody holds: NPTL waits all the same (glibc's own
-	 * tests do this), and relocks it after; any other not held is EPERM. */
-	bool unheld = !w->owner && (w->kind & (MK_TYPE_MASK | MK_HELD_LIST)) == PTHREAD_MUTEX_NORMAL;
-	if (w->owner != self && !unheld)
+	/* Not held: EPERM, for every type.  (NPTL checks only error-checking
+	 * and robust mutexes and waits with a plain one nobody holds, which
+	 * glibc's tst-eintr5 does; POSIX leaves it undefined, and an error
+	 * finds the bug.) */
+	if (w->owner != self)
 		return EPERM;
 	if (c->waiters.head && c->mutex != w)
 		return EINVAL;
 	__weft_testcancel();                  /* a cancellation point */
 	c->mutex = w;
-	uint32_t depth = unheld ? 1 : w->count;   /* a recursive mutex is released fully */
-	if (!unheld)
-		__weft_mutex_release(w, false);
+	uint32_t depth = w->count;            /* a recursive mutex is released fully */
+	__weft_mutex_release(w, false);
 	int r = __weft_park_cancellable(&c->waiters, deadline, WAIT_COND, c);
 	forget_mutex_if_idle(c);
 	/* Handed the mutex (after morphing): r is the mutex's answer.
