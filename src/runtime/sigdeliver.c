@@ -849,11 +849,10 @@ int __weft_sig_wait(const sigset_t *set, siginfo_t *info, int64_t deadline, bool
 	if (!info)
 		info = &local;
 	for (;;) {
-		int sig = take_pending(vp, want, info);
+		/* (an empty set is a plain wait: the timeout, or a handler) */
+		int sig = want ? take_pending(vp, want, info) : 0;
 		if (sig)
 			return sig;
-		if (!want)
-			return -EINVAL;
 		/* the dispatcher must see them arrive, whatever their action */
 		for (uint64_t m = want & routable(); m; m &= m - 1)
 			__weft_sig_intercept(__builtin_ctzll(m) + 1);
@@ -867,7 +866,7 @@ int __weft_sig_wait(const sigset_t *set, siginfo_t *info, int64_t deadline, bool
 		if (vp->signals)
 			__weft_signals_deliver(vp);
 		int r = 0;
-		if (!req.sig && self->sig_wait)
+		if (!req.sig && (self->sig_wait || !want))
 			r = __weft_park_cancellable(&sigwaiters, deadline, WAIT_PAUSE, &req);
 		self->sig_wait = 0;
 		waitset_update(vp);

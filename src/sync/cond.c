@@ -94,18 +94,22 @@ static int cond_wait(struct wcond *c, struct wmutex *w, int64_t deadline)
 	if (unlikely(w->kind & MK_PSHARED))
 		return cond_wait_pmutex(c, w, deadline);
 	struct ut *self = __weft_self();
-	/* Not held: EPERM, for every type.  (NPTL checks only error-checking
-	 * and robust mutexes and waits with a plain one nobody holds, which
-	 * glibc's tst-eintr5 does; POSIX leaves it undefined, and an error
-	 * finds the bug.) */
-	if (w->owner != self)
+	/* Not held by the caller: EPERM, except a plain (or adaptive) mutex
+	 * nobody holds, with which NPTL waits all the same and relocks after
+	 * (POSIX leaves it undefined; glibc's own tst-eintr5 does it).  One
+	 * another UT holds stays EPERM: NPTL would unlock it under its owner. */
+	int type = w->kind & MK_TYPE_MASK;
+	bool unheld = !w->owner && !(w->kind & MK_HELD_LIST) &&
+		      (type == PTHREAD_MUTEX_NORMAL || type == PTHREAD_MUTEX_ADAPTIVE_NP);
+	if (w->owner != self && !unheld)
 		return EPERM;
 	if (c->waiters.head && c->mutex != w)
 		return EINVAL;
 	__weft_testcancel();                  /* a cancellation point */
 	c->mutex = w;
-	uint32_t depth = w->count;            /* a recursive mutex is released fully */
-	__weft_mutex_release(w, false);
+	uint32_t depth = unheld ? 1 : w->count;   /* a recursive mutex is released fully */
+	if (!unheld)
+		__weft_mutex_release(w, false);
 	int r = __weft_park_cancellable(&c->waiters, deadline, WAIT_COND, c);
 	forget_mutex_if_idle(c);
 	/* Handed the mutex (after morphing): r is the mutex's answer.
