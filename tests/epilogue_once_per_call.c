@@ -129,6 +129,12 @@ static const char *exempt[] = {
 	"dlopen", "dlmopen",
 	"weft_version", "weft_stats_get", "weft_thread_stats_get", "weft_timeslice_get",
 	"weft_timeslice_set", "weft_ras_register", "setsockopt", "clock_gettime", "clock_getres", "sigaltstack",
+	/* C11 <threads.h> (posix/c11threads.c): each forwards to the pthread
+	 * call, which runs the epilogue once (c11_threads_are_uts) */
+	"thrd_create", "thrd_join", "thrd_detach", "thrd_current", "thrd_equal", "thrd_yield", "thrd_exit",
+	"thrd_sleep", "mtx_init", "mtx_lock", "mtx_trylock", "mtx_unlock", "mtx_destroy", "mtx_timedlock",
+	"cnd_init", "cnd_signal", "cnd_broadcast", "cnd_destroy", "cnd_wait", "cnd_timedwait", "tss_create",
+	"tss_delete", "tss_get", "tss_set", "call_once",
 	NULL,
 };
 
