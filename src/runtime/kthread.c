@@ -92,7 +92,7 @@ void __weft_kt_init(struct vp *vp)
 
 /* In a forked child only the caller's kernel thread exists: it becomes the
  * carrier, no spare is left, and UTs that were off the VP in the parent
- * never come back (fork keeps the caller only: the signals issue). */
+ * never come back (fork.c frees them with the others). */
 void __weft_kt_after_fork(struct vp *vp)
 {
 	struct kt *k = vp->carrier;

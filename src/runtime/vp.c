@@ -95,8 +95,7 @@ static void main_sched(struct ut *t)
 /*
  * A forked child has one kernel thread, a new tid, and none of the
  * parent's POSIX timers: the VP names its new kernel thread and the tick
- * starts afresh.  (The child also holds copies of every UT; that fork
- * keeps only the caller is the signals issue's work.)
+ * starts afresh; then fork.c takes every UT but the caller away.
  */
 /* glibc's fork must see the kernel thread that really runs it as
  * THREAD_SELF: in the child it keeps that thread's stack and recycles the
