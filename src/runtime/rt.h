@@ -807,6 +807,7 @@ void __weft_sig_init_main(struct ut *t) HIDDEN;
 /* A new UT's mask: its creator's, or the attribute's; counted. */
 void __weft_sig_born_slow(struct ut *t) HIDDEN;
 extern uint32_t __weft_sig_masked_uts HIDDEN;   /* counted UTs with a non-empty mask */
+extern uint32_t __weft_sig_counted HIDDEN;      /* UTs in the tally (every UT but guests) */
 static inline void __weft_sig_born(struct ut *t, const struct ut *creator, const sigset_t *attr_mask)
 {
 	t->sig_mask = creator->sig_mask;
@@ -817,6 +818,7 @@ static inline void __weft_sig_born(struct ut *t, const struct ut *creator, const
 		__weft_sig_born_slow(t);
 	} else {
 		t->sig_counted = 1;
+		__weft_sig_counted++;
 	}
 }
 /* An exiting UT leaves the tally; its pending signals are dropped. */

@@ -77,7 +77,7 @@ static struct sig_rec *proc_q;
 
 /* The tally: how many counted UTs block each signal. */
 static uint32_t blocked_n[64];
-static uint32_t counted;
+uint32_t __weft_sig_counted;
 uint32_t __weft_sig_masked_uts;
 
 static struct waitq sigwaiters;           /* UTs in sigwait & co and sigsuspend */
@@ -250,9 +250,9 @@ static void tally(uint64_t mask, int by)
 static void kmask_apply(struct vp *vp)
 {
 	uint64_t all = 0;
-	if (counted && __weft_sig_masked_uts == counted) {
+	if (__weft_sig_counted && __weft_sig_masked_uts == __weft_sig_counted) {
 		for (int i = 0; i < 64; i++)
-			if (blocked_n[i] == counted)
+			if (blocked_n[i] == __weft_sig_counted)
 				all |= 1ull << i;
 	}
 	uint64_t want = (all | kforce) & ~waitset & routable();
@@ -272,7 +272,7 @@ void __weft_sig_init_main(struct ut *t)
 	t->sig_mask = m & ~(BIT(SIGKILL) | BIT(SIGSTOP));
 	t->sig_alt.ss_flags = SS_DISABLE;
 	t->sig_counted = 1;
-	counted++;
+	__weft_sig_counted++;
 	tally(t->sig_mask, 1);
 	main_ut = t;
 	struct vp *vp = __weft_vp();
@@ -283,7 +283,7 @@ void __weft_sig_born_slow(struct ut *t)
 {
 	t->sig_mask &= ~(BIT(SIGKILL) | BIT(SIGSTOP));
 	t->sig_counted = 1;
-	counted++;
+	__weft_sig_counted++;
 	tally(t->sig_mask, 1);
 	kmask_apply(__weft_vp());
 }
@@ -298,7 +298,7 @@ void __weft_sig_gone(struct ut *t)
 	if (!t->sig_counted)
 		return;
 	t->sig_counted = 0;
-	counted--;
+	__weft_sig_counted--;
 	if (t->sig_mask || __weft_sig_masked_uts) {
 		tally(t->sig_mask, -1);
 		kmask_apply(__weft_vp());
@@ -324,10 +324,10 @@ void __weft_sig_fork_child(struct ut *self)
 	kforce = 0;
 	waitset = 0;
 	memset(blocked_n, 0, sizeof blocked_n);
-	counted = 0;
+	__weft_sig_counted = 0;
 	__weft_sig_masked_uts = 0;
 	if (self->sig_counted) {
-		counted = 1;
+		__weft_sig_counted = 1;
 		tally(self->sig_mask, 1);
 	}
 	struct vp *vp = __weft_vp();
@@ -760,7 +760,7 @@ void __weft_sig_route(struct vp *vp, int sig, siginfo_t *si, ucontext_t *uc)
 			to = main_ut;
 		} else if (running && !(cur->sig_mask & BIT(sig))) {
 			to = cur;
-		} else if (blocked_n[sig - 1] < counted) {
+		} else if (blocked_n[sig - 1] < __weft_sig_counted) {
 			/* some UT lets it through (the tally says so): find it */
 			struct find_ctx c = { BIT(sig), NULL };
 			__weft_ut_foreach(find_taker, &c);
