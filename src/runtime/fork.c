@@ -74,4 +74,5 @@ void __weft_fork_child(struct vp *vp)
 	vp->rejoined_first = 0;
 	__weft_proc.live = 1;
 	__weft_sig_fork_child(self);
+	__weft_cpu_carry(vp);                     /* the child's own CPU clock starts at 0 */
 }

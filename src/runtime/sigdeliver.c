@@ -80,6 +80,13 @@ static uint32_t blocked_n[64];
 uint32_t __weft_sig_counted;
 uint32_t __weft_sig_masked_uts;
 
+/* SIGEV_THREAD_ID timers a UT armed naming its VP's kernel thread: the
+ * kernel id and the UT's handle (a slot reused by another UT is told by
+ * its generation).  Linear: a program has few. */
+#define TIMER_OWNERS 64
+static struct { int kid; pthread_t owner; } timer_owners[TIMER_OWNERS];
+static unsigned n_timer_owners;
+
 static struct waitq sigwaiters;           /* UTs in sigwait & co and sigsuspend */
 static struct ut *main_ut;                /* UT 1: Linux gives it first crack */
 static uint64_t waitset;                  /* what the sigwait-family UTs wait for */
@@ -323,6 +330,7 @@ void __weft_sig_fork_child(struct ut *self)
 	main_ut = self;
 	kforce = 0;
 	waitset = 0;
+	n_timer_owners = 0;                   /* the kernel's timers are not the child's */
 	memset(blocked_n, 0, sizeof blocked_n);
 	__weft_sig_counted = 0;
 	__weft_sig_masked_uts = 0;
@@ -626,13 +634,6 @@ int __weft_sig_send(struct ut *t, int sig, const siginfo_t *si)
 	notify(vp, t, sig);
 	return 0;
 }
-
-/* SIGEV_THREAD_ID timers a UT armed naming its VP's kernel thread: the
- * kernel id and the UT's handle (a slot reused by another UT is told by
- * its generation).  Linear: a program has few. */
-#define TIMER_OWNERS 64
-static struct { int kid; pthread_t owner; } timer_owners[TIMER_OWNERS];
-static unsigned n_timer_owners;
 
 void __weft_sig_timer_owner(int kid, struct ut *t)
 {
