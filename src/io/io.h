@@ -253,7 +253,6 @@ struct io_waiter {
 	struct io_rec *recs;
 	unsigned nrecs;
 	int64_t deadline;              /* the caller's own (-1: none) */
-	uint64_t caught;               /* vp->async.caught when it parked */
 	int signo;                     /* the signal that interrupted it (0: not known) */
 	int64_t backoff_ns;            /* polling a descriptor the poller refused: the interval */
 	int64_t own_until;             /* the timer it parked with, before any poll quantum (-1: none) */
@@ -369,7 +368,6 @@ bool __weft_io_poller_owns(int fd) HIDDEN;
 void __weft_io_poller_move(int fd) HIDDEN;
 /* How many forks this process came out of as the child: a waiter that
  * parked under another count is a copy of a parent's UT (poller.c). */
-uint32_t __weft_io_fork_gen(void) HIDDEN;
 /* A new child process may exist: waiters for "any child" look again. */
 void __weft_io_children_changed(void) HIDDEN;
 

@@ -212,7 +212,6 @@ static void after_fork_parent(void)
 	__weft_io_children_changed();
 }
 
-uint32_t __weft_io_fork_gen(void) { return fork_gen; }
 
 /* The fork handlers, from the start: a fork before the first wait must
  * still mark every descriptor shared (fd.c).  glibc's pthread_atfork (Weft

@@ -13,8 +13,8 @@
  *   - wait(vp, deadline) sleeps in the kernel until a descriptor some UT
  *     waits on may be ready, a signal arrives, wake(vp) is called, or the
  *     deadline passes, and unparks (no switch) exactly the UTs whose
- *     descriptor and direction became ready, or the one UT a caught signal
- *     was meant for.  It never unparks a UT for another UT's descriptor,
+ *     descriptor and direction became ready (a program signal that ends a
+ *     wait is routed to its UT by runtime/sigdeliver.c, not here).  It never unparks a UT for another UT's descriptor,
  *     and an event for a descriptor closed since it was registered is
  *     dropped.  True when a signal ended the sleep.
  *   - wake(vp), from any kernel thread or signal handler: the VP's wait

@@ -223,18 +223,14 @@ enum io_wake __weft_io_wait(struct io_waiter *w)
 			until = now + back;
 	}
 	w->own_until = until;
-	w->caught = vp->async.caught;
 	__weft_io_waiter_add(w);                  /* may give it the poll quantum */
 	if (w->quantum && (until < 0 || w->quantum_at < until))
 		until = w->quantum_at;
 	self->cancel_point = w->cancel_point ? CP_WAITING : CP_SATISFIED;
-	uint32_t gen = __weft_io_fork_gen();
 	self->sig_intr = 1;                       /* a signal for it ends the wait */
 	int r = __weft_park(NULL, until, WAIT_OTHER, w);
 	self->sig_intr = 0;
 	self->cancel_point = CP_NONE;
-	while (unlikely(gen != __weft_io_fork_gen()))
-		__weft_park(NULL, -1, WAIT_OTHER, w);   /* a parent's UT in a forked child: never again */
 	bool had_quantum = w->quantum;
 	__weft_io_waiter_del(w);
 	enum io_wake how = IO_WOKEN;

@@ -39,9 +39,9 @@
 typedef int (*clock_fn)(clockid_t, struct timespec *);
 static clock_fn libc_gettime, libc_getres;
 
-static int sys_gettime(clockid_t clk, struct timespec *ts)
+static int sys_clock(long nr, clockid_t clk, struct timespec *ts)
 {
-	long r = __weft_raw_syscall6(SYS_clock_gettime, clk, (long)ts, 0, 0, 0, 0);
+	long r = __weft_raw_syscall6(nr, clk, (long)ts, 0, 0, 0, 0);
 	if (r < 0) {
 		errno = (int)-r;
 		return -1;
@@ -49,15 +49,8 @@ static int sys_gettime(clockid_t clk, struct timespec *ts)
 	return 0;
 }
 
-static int sys_getres(clockid_t clk, struct timespec *ts)
-{
-	long r = __weft_raw_syscall6(SYS_clock_getres, clk, (long)ts, 0, 0, 0, 0);
-	if (r < 0) {
-		errno = (int)-r;
-		return -1;
-	}
-	return 0;
-}
+static int sys_gettime(clockid_t clk, struct timespec *ts) { return sys_clock(SYS_clock_gettime, clk, ts); }
+static int sys_getres(clockid_t clk, struct timespec *ts) { return sys_clock(SYS_clock_getres, clk, ts); }
 
 /* glibc's own (its vDSO path), found once; the system call where there is
  * no dynamic linker to ask (a static program). */

@@ -329,7 +329,8 @@ struct vp {
 					   * WAIT_SYSCALL); VP-local */
 	/* The carrier sleeps on this futex word in the idle loop; a kernel
 	 * thread that pushed to the inbox bumps it and wakes it (async: any
-	 * kernel thread, atomic). */
+	 * kernel thread, atomic), and so does the dispatcher on the carrier
+	 * when it defers a signal while `idle` is set (signal.c, defer). */
 	volatile uint32_t wake;
 	volatile uint8_t tick_mode;       /* enum tick_mode: the tick timer's state, written by
 					   * the mainline; async: the tick reads it to pace retries */
@@ -337,14 +338,15 @@ struct vp {
 					   * async: read by the tick (nothing to preempt) and
 					   * by a kernel thread that pushed to the inbox
 					   * (handoff's kick: wake it, seq_cst, sched.c);
-					   * by the monitor, which leaves an idle VP alone */
+					   * by the monitor, which leaves an idle VP alone;
+					   * by the dispatcher, which bumps `wake` when it
+					   * defers a signal meanwhile (signal.c) */
 	bool preempt_on;                  /* time slicing enabled and possible */
 	uint64_t cur_since;               /* async.ticks when cur was switched in */
 	uint8_t rejoined_first;           /* the inbox put a SCHED_OTHER UT back from the
 					   * kernel at the head of its level: the next
 					   * dispatch (a kick) lets it run (handoff.c) */
 	uint32_t cancel_armed;            /* UTs with CANCEL_ARMED set (posix/cancel.c) */
-	uint64_t caught_seen;             /* async.caught when pause() callers were last woken */
 	struct weft_counters stat;        /* VP-local, but the monitor reads stat.switches
 					   * (a relaxed load: "has the VP moved?"), and
 					   * writes takeovers while it holds the VP */
@@ -382,7 +384,11 @@ struct vp {
 					   * while cpu_acct (cpuclock.c) */
 	uint64_t sig_kmask;               /* what the carrier's kernel mask blocks for
 					   * the UTs: the signals no UT could take now
-					   * (sigdeliver.c; mainline) */
+					   * (sigdeliver.c).  Written by the mainline, or
+					   * by the dispatcher routing over the program's
+					   * code (never both at once); async: the
+					   * dispatcher reads it for the mask sigreturn
+					   * puts back (signal.c, context_mask) */
 	int *errnop;                      /* errno to save and restore at a switch: the kernel
 					   * thread's; errno_sink once UTs have TLS of their own */
 	int errno_sink;
@@ -783,7 +789,6 @@ void __weft_sig_call_handler(const struct sigaction *a, int sig, siginfo_t *si, 
 /* Install the dispatcher for sig although the program's action is SIG_DFL
  * or SIG_IGN (a sigwait-family call waits for it); idempotent. */
 void __weft_sig_intercept(int sig) HIDDEN;
-bool __weft_sig_intercepted(int sig) HIDDEN;
 /* sig's action is SIG_DFL: do what the kernel would (ignore, stop, end). */
 void __weft_sig_default(int sig) HIDDEN;
 /* SA_RESETHAND fired for a delivery Weft made: the program's action is

@@ -92,7 +92,6 @@ static struct ut *main_ut;                /* UT 1: Linux gives it first crack */
 static uint64_t waitset;                  /* what the sigwait-family UTs wait for */
 
 struct sigwait_req {
-	uint64_t set;
 	int sig;
 	siginfo_t info;
 };
@@ -858,7 +857,6 @@ int __weft_sig_wait(const sigset_t *set, siginfo_t *info, int64_t deadline, bool
 		for (uint64_t m = want & routable(); m; m &= m - 1)
 			__weft_sig_intercept(__builtin_ctzll(m) + 1);
 		struct sigwait_req req;
-		req.set = want;
 		req.sig = 0;
 		self->sig_wait = want;
 		waitset |= want;

@@ -360,11 +360,6 @@ static int install_dispatcher(int sig, const struct sigaction *act)
 	return kernel_sigaction(sig, &k, NULL);
 }
 
-bool __weft_sig_intercepted(int sig)
-{
-	return sig >= 1 && sig < NSIG_ALL && (intercepted & BIT(sig));
-}
-
 static void publish(int sig, const struct sigaction *act);
 
 void __weft_sig_intercept(int sig)
