@@ -12,6 +12,8 @@
  *   mn_lock_uncontended  pthread_mutex_lock + unlock in one thread (the
  *                        Synchronisation row's loop)
  *   mn_cmpxchg           the Floor row's lock cmpxchg + store pair
+ *   mn_line_transfer     a cache line passed between two CPUs by two
+ *                        spinning kernel threads (NPTL only): per pass
  *   skynet               a tree of 1,111,111 threads: each of the 111,111
  *                        inner ones creates ten children and sums what they
  *                        return; the 1,000,000 leaves return their number
@@ -44,6 +46,7 @@
  * size only, and a stack of any other size is a mapping of its own.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <semaphore.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -237,6 +240,88 @@ static BENCH_ALIGNED int64_t m_sem_pingpong(uint64_t n)
 	free(t);
 	return dt;
 }
+
+/* ------------------------------------------------------------------ */
+/* A cache line between two CPUs: the model's c                        */
+
+#ifndef BENCH_WEFT
+/* Two kernel threads, each bound to its own CPU, pass a counter back and
+ * forth in one cache line, spinning: per one-way pass, which is one
+ * transfer of the line (the reader's miss) plus a store.  NPTL only: it
+ * needs two kernel threads that spin, which a VP count of 1 cannot give. */
+struct line {
+	int v BENCH_ALIGNED;
+	int ready, cpu;
+	uint64_t n;
+};
+
+static struct line line_word;
+
+static int pin_self(int cpu)
+{
+	cpu_set_t s;
+	CPU_ZERO(&s);
+	CPU_SET(cpu, &s);
+	return pthread_setaffinity_np(pthread_self(), sizeof s, &s);
+}
+
+static BENCH_ALIGNED void *line_partner(void *p)
+{
+	struct line *l = p;
+	if (pin_self(l->cpu))
+		die("pthread_setaffinity_np", EINVAL);
+	store(&l->ready, 1);
+	for (uint64_t i = 0; i < l->n; i++) {
+		while (load(&l->v) != (int)(2 * i + 1))
+			__builtin_ia32_pause();
+		store(&l->v, (int)(2 * i + 2));
+	}
+	return NULL;
+}
+
+static int line_cpu[2];
+
+static BENCH_ALIGNED int64_t m_line(uint64_t n)
+{
+	struct line *l = &line_word;
+	uint64_t rounds = n / 2 + 1;
+	l->v = 0;
+	l->ready = 0;
+	l->n = rounds;
+	l->cpu = line_cpu[1];
+	if (pin_self(line_cpu[0]))
+		die("pthread_setaffinity_np", EINVAL);
+	pthread_t t = spawn(line_partner, l);
+	while (!load(&l->ready))
+		__builtin_ia32_pause();
+	int64_t t0 = now_ns();
+	for (uint64_t i = 0; i < rounds; i++) {
+		store(&l->v, (int)(2 * i + 1));
+		while (load(&l->v) != (int)(2 * i + 2))
+			__builtin_ia32_pause();
+	}
+	int64_t dt = now_ns() - t0;
+	join(t);
+	return dt * (int64_t)n / (int64_t)(2 * rounds);
+}
+
+static void m_line_transfer(struct result *r)
+{
+	cpu_set_t s;
+	if (sched_getaffinity(0, sizeof s, &s) || CPU_COUNT(&s) < 2) {
+		na(r, "needs two CPUs (run unpinned)");
+		return;
+	}
+	int k = 0;
+	for (int c = 0; c < CPU_SETSIZE && k < 2; c++)
+		if (CPU_ISSET(c, &s))
+			line_cpu[k++] = c;
+	run_timed_fn(m_line, r);
+	snprintf(r->note, sizeof r->note, "CPUs %d and %d", line_cpu[0], line_cpu[1]);
+	cpu_set_t all = s;
+	sched_setaffinity(0, sizeof all, &all);
+}
+#endif
 
 /* ------------------------------------------------------------------ */
 /* skynet                                                              */
@@ -463,6 +548,13 @@ static const struct metric rows[] = {
 	  bench_mutex },
 	{ "mn_cmpxchg", GROUP, U_NS, F_MN, "lock cmpxchg + store pair (the Floor row)", "-", NULL,
 	  bench_cmpxchg },
+	{ "mn_line_transfer", GROUP, U_NS, F_MN,
+	  "a cache line passed between two CPUs (per one-way pass; NPTL only)", "-", NULL, NULL,
+#ifdef BENCH_WEFT
+	  NULL, "two kernel threads that spin, one per CPU: bench-nptl measures it" },
+#else
+	  m_line_transfer },
+#endif
 	{ "skynet", GROUP, U_NS, F_MN,
 	  "skynet: 1,111,111 threads, each inner one creates 10 and sums them (wall time)",
 	  "-", "pthread_create pthread_join pthread_attr_setstacksize", NULL, m_skynet, NULL, NULL,
