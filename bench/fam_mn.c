@@ -38,7 +38,7 @@
  * it.  Under NPTL each creation is counted (one atomic add, and one
  * subtract after the join) and the run stops — n/a, with the count — when
  * the live threads would pass a cap that leaves 4,096 pids to the rest of
- * the machine (at most 16,384).  Weft counts the same way (the note gives
+ * the machine (at most 24,576).  Weft counts the same way (the note gives
  * the most alive at once), with no cap below the whole tree: a UT takes no
  * kernel resource, and the million-leaf tree alive at once is some 5 GiB
  * resident here.  The skynet rows make 16 KiB Weft's default stack size
@@ -445,8 +445,8 @@ static void skynet(struct result *r, uint64_t leaves)
 	int cap = 1200000;   /* the whole tree: no kernel resource per UT */
 #else
 	int cap = pids_free() - 4096;
-	if (cap > 16384)
-		cap = 16384;
+	if (cap > 24576)
+		cap = 24576;
 	if (cap < 1000) {
 		na(r, "only %d pids free on this machine", cap + 4096);
 		return;
