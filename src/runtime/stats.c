@@ -41,7 +41,7 @@ EXPORT int weft_stats_get(struct weft_stats *out, size_t size)
 	s.ras_rollbacks = vp->async.ras_rollbacks;
 	s.switch_points = vp->stat.switch_points;
 	s.signals_deferred = vp->stat.signals_deferred;
-	s.threads_ready = vp->nready;
+	s.threads_ready = __weft_rq.nready;
 	s.handoffs = vp->stat.handoffs;
 	s.rejoins = vp->stat.rejoins;
 	s.threads_off_vp = vp->offvp;
