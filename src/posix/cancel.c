@@ -29,27 +29,38 @@
  * asynchronous type; a request is never acted on once the UT is exiting.
  *
  * Invariant: CANCEL_ARMED is set only on a UT whose request is pending,
- * enabled and asynchronous and which is not exiting; vp->cancel_armed
- * counts those UTs and vp->async_cancel is cancel_armed != 0.
+ * enabled and asynchronous and which is not exiting; VP 0's cancel_armed
+ * counts those UTs and every VP's async_cancel is cancel_armed != 0.
  */
 #include "posix.h"
 
+/* The count is the process's, kept in VP 0 (M:N: under the runtime lock);
+ * every VP's exit hook carries the flag, since an armed UT may run on any
+ * of them (its tick's trampoline then acts on it). */
+static void async_flag(uint8_t on)
+{
+	for (unsigned i = 0; i < __weft_proc.nvps; i++)
+		__weft_vps[i].async_cancel = on;
+}
+
 static void arm(struct vp *vp, struct ut *t)
 {
+	(void)vp;
 	if (t->cancel & CANCEL_ARMED)
 		return;
 	t->cancel |= CANCEL_ARMED;
-	vp->cancel_armed++;
-	vp->async_cancel = 1;
+	if (__weft_vps[0].cancel_armed++ == 0)
+		async_flag(1);
 }
 
 static void disarm(struct vp *vp, struct ut *t)
 {
+	(void)vp;
 	if (!(t->cancel & CANCEL_ARMED))
 		return;
 	t->cancel &= (uint8_t)~CANCEL_ARMED;
-	if (--vp->cancel_armed == 0)
-		vp->async_cancel = 0;
+	if (--__weft_vps[0].cancel_armed == 0)
+		async_flag(0);
 }
 
 void __weft_cancel_exiting(struct ut *self)

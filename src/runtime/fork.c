@@ -68,8 +68,8 @@ void __weft_fork_child(struct vp *vp)
 	struct reap_ctx c = { self, 0 };
 	__weft_ut_foreach(gone, &c);
 	vp->exiting = NULL;
-	vp->cancel_armed = (self->cancel & CANCEL_ARMED) ? 1 : 0;
-	vp->async_cancel = vp->cancel_armed != 0;
+	__weft_vps[0].cancel_armed = (self->cancel & CANCEL_ARMED) ? 1 : 0;
+	vp->async_cancel = __weft_vps[0].cancel_armed != 0;
 	vp->dispatch_pending = 0;
 	vp->rejoined_first = 0;
 	__weft_proc.live = 1;

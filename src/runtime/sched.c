@@ -187,7 +187,7 @@ static inline void switch_to(struct vp *vp, struct ut *next)
 			if (unlikely(next->guest_kt || prev->guest_kt)) {
 				/* a guest runs only on its own kernel thread */
 				__weft_guest_switch(vp, prev, next);
-				switched_in(vp);
+				switched_in(__weft_vp());   /* M:N: maybe another VP */
 				return;
 			}
 			if (unlikely(!next->tp))
@@ -282,8 +282,8 @@ static int idle(struct vp *vp)
 			continue;
 		}
 		const struct weft_poller *poller = __weft_poller;
-		if (poller && poller->waiting(vp) &&
-		    (!__weft_mn || __weft_proc.mn.poll_owner < 0)) {
+		bool polled = poller && poller->waiting(vp);
+		if (polled && (!__weft_mn || __weft_proc.mn.poll_owner < 0)) {
 			vp->stat.idle_sleeps++;
 			/* M:N: one VP waits in the poller, which lets the lock go
 			 * for the wait itself (io/poller.c); the others sleep
@@ -306,7 +306,10 @@ static int idle(struct vp *vp)
 			 * is in pause(), waiting for a signal, or in a call off the
 			 * VP, which will come back; otherwise sleep, as NPTL would,
 			 * until a signal handler changes something. */
-			if (!__weft_sig_waiting() && !vp->offvp && (!__weft_mn || __weft_mn_all_idle())) {
+			/* M:N: a UT waiting on a descriptor while another VP
+			 * waits in the poller for it is no deadlock */
+			if (!__weft_sig_waiting() && !vp->offvp && !polled &&
+			    (!__weft_mn || __weft_mn_all_idle())) {
 				idle_end(vp);
 				__weft_deadlock();
 				idle_begin(vp);
