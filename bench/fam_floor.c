@@ -110,7 +110,7 @@ static BENCH_ALIGNED int64_t m_call(uint64_t n)
 
 static int cas_word;
 
-static BENCH_ALIGNED int64_t m_cmpxchg(uint64_t n)
+BENCH_ALIGNED int64_t bench_cmpxchg(uint64_t n)
 {
 	int64_t t0 = now_ns();
 	for (uint64_t i = 0; i < n; i++) {
@@ -150,7 +150,7 @@ static const struct metric rows[] = {
 #endif
 	{ "call", GROUP, U_NS, 0, "function call", "0.3 µs nullfunc(arg) (Small & Seltzer; 486)", NULL, m_call },
 	{ "cmpxchg", GROUP, U_NS, 0, "lock cmpxchg + store pair",
-	  "0.7 µs interlocked test-and-set (Bershad; i486)", NULL, m_cmpxchg },
+	  "0.7 µs interlocked test-and-set (Bershad; i486)", NULL, bench_cmpxchg },
 	{ "loop", GROUP, U_NS, 0, "empty loop iteration (included in every row)", "-", NULL, m_loop },
 };
 

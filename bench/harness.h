@@ -52,8 +52,13 @@ void na(struct result *r, const char *fmt, ...) __attribute__((format(printf, 2,
 /* Rows                                                                */
 
 /* F_EPOLL: bench/run.sh also runs the row on bench-nptl with
- * BENCH_ECHO_SERVER=epoll (the echo rows' hand-written epoll loop). */
-enum { F_UNPINNED = 1, F_WEFT_ONLY = 2, F_EPOLL = 4 };
+ * BENCH_ECHO_SERVER=epoll (the echo rows' hand-written epoll loop).
+ * F_MN: an M:N row (fam_mn.c): bench/run.sh runs it unpinned on both
+ * binaries, and bench-weft measures it in one child process per VP count
+ * (WEFT_VPS=1, then 2; BENCH_MN_VPS="1 2 4" to choose), printing each
+ * child's line (backend "weft-vpN") and then its own "weft" line: the last
+ * count's figures, with every count's median and the speed-up in the note. */
+enum { F_UNPINNED = 1, F_WEFT_ONLY = 2, F_EPOLL = 4, F_MN = 8 };
 
 struct metric {
 	const char *key, *group;
@@ -139,6 +144,11 @@ static inline int64_t cpu_ns(void)
 /* Print "weftbench: what: strerror(e)" and exit with status 2. */
 void die(const char *what, int e) __attribute__((noreturn));
 
+/* Run argv (argv[0] a path) in a child process with env's NAME=value
+ * words added to the environment, its standard output into out (at most
+ * size - 1 bytes, then a NUL); returns its wait status. */
+int run_capture(char *const argv[], const char *env, char *out, size_t size);
+
 static inline int load(const int *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
 static inline void store(int *p, int v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
 
@@ -178,5 +188,9 @@ int64_t bench_create_join(uint64_t n);
 int64_t bench_yield_busy(uint64_t n);
 int64_t bench_self(uint64_t n);
 int64_t bench_mutex(uint64_t n);
+
+/* The Floor family's `lock cmpxchg` + store pair, which the M:N family
+ * runs again unpinned beside its uncontended lock. */
+int64_t bench_cmpxchg(uint64_t n);
 
 #endif

@@ -7,7 +7,9 @@
 # RESULTS: key,backend,status,median,min,max,reps,iters,sw_per_op,note lines
 # with backend weft, nptl, nptl2 (NPTL left free to use every CPU) or epoll
 # (the echo rows' hand-written epoll loop; rows flagged "e" go to a table of
-# their own, with that column and the ratios to it).
+# their own, with that column and the ratios to it), or weft-vpN (an M:N
+# row measured with WEFT_VPS=N; rows flagged "m" go to a table of their
+# own, a column per VP count, all unpinned).
 # Invariant: a cell shows a measured number or "n/a" with a footnote giving
 # the reason the binary printed; nothing is ever filled in here.
 
@@ -175,13 +177,17 @@ function quot_cell(k, b,   q) {
 	return q == "" ? "—" : num(q, 2) "×"
 }
 
-# The echo rows: Weft, NPTL and the epoll loop side by side.
-function echo_table(   i, k, any, last) {
-	any = 0
+# 1 if some row carries flag letter f.
+function flagged(f,   i) {
 	for (i = 1; i <= nkeys; i++)
-		if (index(flags[order[i]], "e"))
-			any = 1
-	if (!any)
+		if (index(flags[order[i]], f))
+			return 1
+	return 0
+}
+
+# The echo rows: Weft, NPTL and the epoll loop side by side.
+function echo_table(   i, k, last) {
+	if (!flagged("e"))
 		return
 	print ""
 	print "| echo server | Weft | NPTL | epoll loop | Weft ÷ epoll loop | Weft ÷ NPTL |"
@@ -206,6 +212,110 @@ function echo_target(k, b, op, want, what,   q, ok) {
 		return "- " what ": not measured on both (" cell(k, "weft") " / " cell(k, b) ")"
 	ok = op == ">=" ? q >= want : q <= want
 	return "- " what " " num(q, 2) "× — target " (op == ">=" ? "≥ " : "≤ ") want "×: " (ok ? "**met**" : "**missed**")
+}
+
+# The M:N rows: Weft with each VP count, NPTL, all unpinned.
+function mn_cell(k, b,   id, s) {
+	s = cell(k, b)
+	id = k SUBSEP b
+	if (status[id] == "ok" && reps[id] > 1 && note[id] != "")
+		s = s " [" footnote(note[id]) "]"
+	return s
+}
+
+# med(k, a) / med(k, b): a's speed relative to b's, or "" if either is missing.
+function mn_ratio(k, a, b) {
+	if (status[k SUBSEP a] != "ok" || status[k SUBSEP b] != "ok" || med[k SUBSEP a] <= 0 || med[k SUBSEP b] <= 0)
+		return ""
+	if (unit[k] == "count")
+		return med[k SUBSEP b] / med[k SUBSEP a]
+	return med[k SUBSEP a] / med[k SUBSEP b]
+}
+
+function mn_ratio_cell(k, a, b,   q) {
+	q = mn_ratio(k, a, b)
+	return q == "" ? "—" : num(q, q < 10 ? 2 : q < 100 ? 1 : 0) "×"
+}
+
+function mn_vps_seen(   b, v, i, j, t) {
+	nvp = 0
+	for (b in seen)
+		if (b ~ /^weft-vp[0-9]+$/) {
+			v = substr(b, 8) + 0
+			vpl[++nvp] = v
+		}
+	for (i = 2; i <= nvp; i++)
+		for (j = i; j > 1 && vpl[j - 1] > vpl[j]; j--) {
+			t = vpl[j]; vpl[j] = vpl[j - 1]; vpl[j - 1] = t
+		}
+}
+
+function mn_table(   i, j, k, lo, hi, h, sep) {
+	if (!flagged("m"))
+		return
+	mn_vps_seen()
+	h = "| M:N, unpinned |"
+	sep = "| --- |"
+	for (j = 1; j <= nvp; j++) {
+		h = h " Weft, " vpl[j] " VP" (vpl[j] == 1 ? "" : "s") " |"
+		sep = sep " ---: |"
+	}
+	lo = "weft-vp" vpl[1]
+	hi = "weft-vp" vpl[nvp]
+	if (nvp > 1) {
+		h = h " speed-up " vpl[1] " → " vpl[nvp] " VPs |"
+		sep = sep " ---: |"
+	}
+	h = h " NPTL, all CPUs | NPTL ÷ Weft" (nvp ? ", " vpl[nvp] " VP" (vpl[nvp] == 1 ? "" : "s") : "") " |"
+	sep = sep " ---: | ---: |"
+	print ""
+	print h
+	print sep
+	for (i = 1; i <= nkeys; i++) {
+		k = order[i]
+		if (!index(flags[k], "m"))
+			continue
+		printf "| %s |", label[k]
+		for (j = 1; j <= nvp; j++)
+			printf " %s |", mn_cell(k, "weft-vp" vpl[j])
+		if (nvp > 1)
+			printf " %s |", mn_ratio_cell(k, lo, hi)
+		printf " %s | %s |\n", mn_cell(k, "nptl"), nvp ? mn_ratio_cell(k, "nptl", hi) : "—"
+	}
+}
+
+# Below the M:N table: the speed-up target and the numbers the cost model
+# (bench/performance.md.in, "M:N: how the costs grow to 64 cores") uses.
+function mn_summary(   lo, hi, q, t, w1, w2, c) {
+	if (!nvp)
+		return
+	lo = "weft-vp" vpl[1]
+	hi = "weft-vp" vpl[nvp]
+	t = ""
+	if ("mn_cpu_speedup" in label) {
+		q = mn_ratio("mn_cpu_speedup", lo, hi)
+		if (q == "" || nvp < 2)
+			t = t "- CPU-bound speed-up, " vpl[1] " → " vpl[nvp] " VPs: not measured (" mn_cell("mn_cpu_speedup", lo) " / " \
+				mn_cell("mn_cpu_speedup", hi) ")\n"
+		else
+			t = t "- CPU-bound speed-up, " vpl[1] " → " vpl[nvp] " VPs: " num(q, 2) "× — target ≥ 1.8× (two VPs, two CPUs): " \
+				(q >= 1.8 ? "**met**" : "**missed**") \
+				(index(note["mn_cpu_speedup" SUBSEP hi], "ran on ") == 1 ? " (the " vpl[nvp] "-VP child did not get " vpl[nvp] " VPs: see its note)" : "") "\n"
+	}
+	if ("mn_lock_uncontended" in label && status["mn_lock_uncontended" SUBSEP hi] == "ok") {
+		w1 = med["mn_lock_uncontended" SUBSEP lo]
+		w2 = med["mn_lock_uncontended" SUBSEP hi]
+		c = status["mn_cmpxchg" SUBSEP hi] == "ok" ? med["mn_cmpxchg" SUBSEP hi] : -1
+		t = t "- uncontended lock + unlock: " med_or_na("mn_lock_uncontended", lo) " on " vpl[1] " VP, " fmt_ns(w2) " on " vpl[nvp] \
+			" (" (w2 >= w1 ? "+" : "−") fmt_ns(w2 >= w1 ? w2 - w1 : w1 - w2) "), NPTL " med_or_na("mn_lock_uncontended", "nptl") \
+			"; the `lock cmpxchg` + store floor " (c >= 0 ? fmt_ns(c) : "n/a") "\n"
+	}
+	if ("skynet" in label || "skynet_100k" in label)
+		t = t "- skynet, 1,111,111 threads: Weft " med_or_na("skynet", lo) " on " vpl[1] " VP, " med_or_na("skynet", hi) " on " vpl[nvp] \
+			", NPTL " med_or_na("skynet", "nptl") ", Go " med_or_na("skynet_go", "nptl") "; 111,111 threads: Weft " \
+			med_or_na("skynet_100k", lo) " / " med_or_na("skynet_100k", hi) ", NPTL " med_or_na("skynet_100k", "nptl") "\n"
+	if (t != "")
+		printf "\nM:N, measured (the model's inputs; one target):\n\n%s", t
 }
 
 # Backend b's median of row k, formatted, or "n/a".
@@ -291,7 +401,7 @@ END {
 	last = ""
 	for (i = 1; i <= nkeys; i++) {
 		k = order[i]
-		if (index(flags[k], "e"))
+		if (index(flags[k], "e") || index(flags[k], "m"))
 			continue
 		if (group[k] != last) {
 			printf "| **%s** | | | |%s |\n", group[k], two ? " |" : ""
@@ -303,6 +413,7 @@ END {
 		printf " %s |\n", hist[k] == "-" ? "" : hist[k]
 	}
 	echo_table()
+	mn_table()
 	if (nfoot) {
 		print ""
 		for (i = 1; i <= nfoot; i++)
@@ -328,6 +439,7 @@ END {
 	if (t != "")
 		printf "\nTargets (issue 5):\n\n%s", t
 	activations_summary()
+	mn_summary()
 	if ("echo10k_rps" in group) {
 		print ""
 		print "Targets (issue 12), echo server at 10,000 connections:"
@@ -341,7 +453,7 @@ END {
 	if (chart != "") {
 		for (i = 1; i <= nkeys; i++) {
 			k = order[i]
-			if (unit[k] != "ns" || index(flags[k], "e"))
+			if (unit[k] != "ns" || index(flags[k], "e") || index(flags[k], "m"))
 				continue
 			w = status[k SUBSEP "weft"] == "ok" && med[k SUBSEP "weft"] > 0 ? med[k SUBSEP "weft"] : "?"
 			p = status[k SUBSEP "nptl"] == "ok" && med[k SUBSEP "nptl"] > 0 ? med[k SUBSEP "nptl"] : "?"

@@ -13,7 +13,9 @@
 # to CPU 0 so that Weft's one kernel thread and NPTL's threads share one
 # processor; the switch-heavy rows also run NPTL unpinned, as an extra
 # column, and the echo-server rows a third server, bench-nptl's epoll loop
-# (their load generator pins itself to CPU 1).  A run that crashes or hangs becomes "n/a" with the reason: this
+# (their load generator pins itself to CPU 1).  The M:N rows (flag "m")
+# run unpinned on both binaries, and bench-weft prints one line per VP
+# count (backend weft-vpN, from its child processes) before its own.  A run that crashes or hangs becomes "n/a" with the reason: this
 # script never writes a number the binaries did not print.
 # Outputs: BUILD_DIR/bench/results/{results.csv,results.md,chart.png}; with
 # --doc, FILE.md is regenerated from bench/performance.md.in (plus FILE.png
@@ -68,18 +70,26 @@ fi
 
 if [ -n "$quick" ]; then limit=30; else limit=180; fi
 pin=()
-pin_note="M:1 rows and NPTL pinned to CPU 0 with taskset"
+pin_note="M:1 rows and NPTL pinned to CPU 0 with taskset (the M:N rows unpinned)"
 if command -v taskset >/dev/null && taskset -c 0 true 2>/dev/null; then
 	pin=(taskset -c 0)
 else
 	pin_note="NOT pinned: taskset is missing (install util-linux)"
 fi
 
-# run_one TAG BINARY KEY [pin...]: append the binary's line, or an n/a line.
+# run_one TAG BINARY KEY [pin...]: append the binary's line, or an n/a line;
+# and its M:N children's lines (TAG-vpN), the last of each.
 run_one() {
 	local tag=$1 bin=$2 key=$3; shift 3
-	local line rc=0 t0=$SECONDS
+	local line rc=0 t0=$SECONDS all
 	line=$(QUICK=$quick timeout --kill-after=5 "$limit" "$@" "$bin" --tag "$tag" "$key" 2>"$out/stderr.txt") || rc=$?
+	all=$line
+	{ printf '%s\n' "$all" | grep -E "^$key,$tag-vp[0-9]+," || true; } |
+		awk -F, '!($2 in last) { order[++n] = $2 } { last[$2] = $0 } END { for (i = 1; i <= n; i++) print last[order[i]] }' |
+		while IFS= read -r child; do
+			printf '%s\n' "$child" >>"$csv"
+			printf '%s' "$child" | awk -F, '{ printf "  %-10s %-9s %s\n", "", $2, ($3 == "ok" ? $4 " " : "n/a: " $10) }' >&2
+		done
 	line=$(printf '%s\n' "$line" | grep "^$key,$tag," | tail -n 1 || true)
 	if [ -z "$line" ]; then
 		local why
@@ -116,6 +126,15 @@ while IFS='|' read -r key group unit flags label history env; do
 	setenv=()
 	if [ -n "$env" ]; then
 		read -r -a setenv <<<"env $env"
+	fi
+	if [[ $flags == *m* ]]; then
+		# M:N: both unpinned, and a longer limit (bench-weft runs one child per VP count)
+		saved=$limit
+		limit=$((limit * 3))
+		run_one weft "$bw" "$key" "${setenv[@]}"
+		run_one nptl "$bn" "$key" "${setenv[@]}"
+		limit=$saved
+		continue
 	fi
 	run_one weft "$bw" "$key" "${setenv[@]}" "${pin[@]}"
 	run_one nptl "$bn" "$key" "${setenv[@]}" "${pin[@]}"

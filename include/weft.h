@@ -70,6 +70,18 @@ struct weft_thread_stats {
  * dead or bogus handle. */
 int weft_thread_stats_get(pthread_t thread, struct weft_thread_stats *stats, size_t size);
 
+/* ---- Virtual processors (M:N) -------------------------------------------
+ * Weft runs its threads on N virtual processors, each carried by a kernel
+ * thread of its own (default 1: WEFT_VPS, weftrun --vps).  With N > 1 the
+ * program's code runs on N cores at once; Weft's own code on one at a time
+ * (docs/mn.md). */
+
+/* Set the number of VPs (1..64) before the program's first pthread_create.
+ * 0; EINVAL for 0 or more than 64; EBUSY once a second thread has been
+ * made (unless n is the number in force); ENOTSUP where more than one
+ * cannot run (no FSGSBASE, a static program, WEFT_TLS=off). */
+int weft_vps_set(unsigned n);
+
 /* ---- Preemption -------------------------------------------------------
  * SCHED_RR and SCHED_OTHER UTs are time-sliced (default 10 ms, WEFT_TIMESLICE);
  * SCHED_FIFO UTs never are.  Slicing needs libweft.so as a shared object

@@ -128,7 +128,7 @@ static const char *exempt[] = {
 	"sigset", "siginterrupt", "longjmp", "_longjmp", "siglongjmp", "__longjmp_chk",
 	"dlopen", "dlmopen",
 	"weft_version", "weft_stats_get", "weft_thread_stats_get", "weft_timeslice_get",
-	"weft_timeslice_set", "weft_ras_register", "setsockopt", "clock_gettime", "clock_getres", "sigaltstack",
+	"weft_timeslice_set", "weft_vps_set", "weft_ras_register", "setsockopt", "clock_gettime", "clock_getres", "sigaltstack",
 	/* C11 <threads.h> (posix/c11threads.c): each forwards to the pthread
 	 * call, which runs the epilogue once (c11_threads_are_uts) */
 	"thrd_create", "thrd_join", "thrd_detach", "thrd_current", "thrd_equal", "thrd_yield", "thrd_exit",

@@ -131,10 +131,18 @@ static uint32_t io_events(uint32_t e)
 	return r;
 }
 
+/* The VP whose idle wait this is (M:N: the runtime lock is let go for the
+ * system call alone; the events are handled under it), or NULL. */
+static struct vp *sleeper;
+
 int __weft_io_backend_wait(int k, int64_t timeout_ns, const sigset_t *mask,
 			   void (*ready)(uint64_t cookie, uint32_t io_events))
 {
 	long n;
+	struct vp *vp = sleeper;
+	sleeper = NULL;
+	if (vp)
+		__weft_mn_sleep_begin(vp);
 	if (have_pwait2) {
 		struct timespec ts, *tp = NULL;
 		if (timeout_ns >= 0) {
@@ -152,6 +160,8 @@ int __weft_io_backend_wait(int k, int64_t timeout_ns, const sigset_t *mask,
 			ms = INT32_MAX;
 		n = io_sys6(SYS_epoll_pwait, k, events, EVENTS_MAX, ms, mask, 8);
 	}
+	if (vp)
+		__weft_mn_sleep_end(vp);
 	if (n < 0)
 		return (int)n;
 	int reports = 0;
@@ -384,7 +394,7 @@ static bool wait_idle(struct vp *vp, int64_t deadline)
 {
 	if (holder) {
 		quantum_drop();
-		deadline = __weft_timers_pending(vp) ? __weft_timers_next(vp) : -1;
+		deadline = __weft_timers_pending() ? __weft_timers_next() : -1;
 	}
 	int64_t timeout = -1;
 	if (deadline >= 0) {
@@ -397,6 +407,7 @@ static bool wait_idle(struct vp *vp, int64_t deadline)
 	__atomic_store_n(&sleeping, 1, __ATOMIC_SEQ_CST);
 	if (__atomic_exchange_n(&wake_req, 0, __ATOMIC_SEQ_CST))
 		timeout = 0;
+	sleeper = vp;
 	int n = __weft_io_backend_wait(kfd, timeout, NULL, on_ready);
 	__atomic_store_n(&sleeping, 0, __ATOMIC_SEQ_CST);
 	if (!holder)
@@ -414,7 +425,9 @@ static void wake(struct vp *vp)
 
 void __weft_io_poll_now(void)
 {
-	if (kfd < 0)
+	/* M:N: a VP waiting in the poller (without the lock) reports what
+	 * becomes ready; its event buffer is the one this would use */
+	if (kfd < 0 || __atomic_load_n(&sleeping, __ATOMIC_SEQ_CST))
 		return;
 	__weft_io_backend_wait(kfd, 0, NULL, on_ready);
 	__weft_preempt_check();

@@ -85,7 +85,7 @@ EXPORT int usleep(useconds_t usec)
 EXPORT unsigned int sleep(unsigned int seconds)
 {
 	WEFT_CALL();
-	struct timespec ts = { .tv_sec = seconds, .tv_nsec = 0 }, rem;
+	struct timespec ts = { .tv_sec = seconds, .tv_nsec = 0 }, rem = { 0, 0 };
 	if (relative_sleep(&ts, &rem) == 0)
 		return 0;
 	/* interrupted: the seconds left, rounded up as glibc's sleep does */

@@ -48,8 +48,8 @@ static void check_queues(const struct vp *vp, const struct ut *next)
 {
 	uint32_t n = 0;
 	for (int p = 0; p < WEFT_NPRIO; p++) {
-		const struct ut *h = vp->rq[p];
-		bool bit = (vp->ready_bits[p >> 6] >> (p & 63)) & 1;
+		const struct ut *h = __weft_rq.rq[p];
+		bool bit = (__weft_rq.ready_bits[p >> 6] >> (p & 63)) & 1;
 		REQUIRE(bit == (h != NULL), "invariant: ready bit %d is %d but the queue is %s", p, bit,
 			h ? "not empty" : "empty");
 		if (!h)
@@ -64,14 +64,14 @@ static void check_queues(const struct vp *vp, const struct ut *next)
 			REQUIRE(t != next, "invariant: the thread switched to is still on a ready queue");
 			n++;
 			t = t->q_next;
-		} while (t != h && n <= vp->nready);
+		} while (t != h && n <= __weft_rq.nready);
 	}
-	REQUIRE(n == vp->nready, "invariant: %u threads on ready queues, nready says %u", n, vp->nready);
+	REQUIRE(n == __weft_rq.nready, "invariant: %u threads on ready queues, nready says %u", n, __weft_rq.nready);
 }
 
 static void check_heap(const struct vp *vp)
 {
-	const struct timer_heap *h = &vp->timers;
+	const struct timer_heap *h = &__weft_rq.timers;
 	for (uint32_t i = 0; i < h->n; i++) {
 		const struct ut *t = h->v[i];
 		REQUIRE(t->tindex == i + 1, "invariant: timer heap slot %u holds index %u", i, t->tindex);
@@ -96,7 +96,7 @@ void __weft_check_switch(struct vp *vp, struct ut *prev, struct ut *next)
 		(unsigned long long)prev->id);
 	REQUIRE(!vp->noswitch.sp || vp->noswitch.ut != prev || !__weft_noswitch_slow(vp),
 		"invariant: a switch inside a signal handler that runs over protected code");
-	uint64_t cost = vp->nready + vp->timers.n + __weft_ut_slots();
+	uint64_t cost = __weft_rq.nready + __weft_rq.timers.n + __weft_ut_slots();
 	uint64_t every = cost / BUDGET + 1;
 	if (vp->stat.switches % every)
 		return;

@@ -10,7 +10,7 @@
  * exists and only read afterwards.
  *
  *   WEFT_STACK_SIZE  default stack of a new UT: bytes, or with a K/M/G suffix
- *   WEFT_VPS         virtual processors; only 1 exists until M:N lands
+ *   WEFT_VPS         virtual processors (M:N when more than 1: mn.c)
  *   WEFT_SCHED       posix, or a debug policy (debug_sched.c)
  *   WEFT_TIMESLICE   time slice: 10 / 10ms / 100us; 0 turns slicing off
  *   WEFT_PREEMPT_SIGNAL  the tick's signal (default SIGURG)
@@ -36,7 +36,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#define VPS_MAX 1024
+#define VPS_MAX WEFT_VPS_MAX
 #define TIMESLICE_DEFAULT_MS 10
 #define TIMESLICE_MAX_MS 10000
 #define TIMESLICE_MIN_NS 10000ull
@@ -131,9 +131,7 @@ static void read_vps(struct weft_config *cfg)
 		__weft_warn("weft: WEFT_VPS=%s is not a number from 1 to %d; using the default 1", v, VPS_MAX);
 		return;
 	}
-	cfg->vps = 1;
-	if (n != 1)
-		__weft_warn("weft: WEFT_VPS=%s: only one virtual processor exists so far (M:1); using the default 1", v);
+	cfg->vps = (unsigned)n;
 }
 
 /* POSIX scheduling, or a debug policy (debug_sched.c parses it). */

@@ -163,7 +163,7 @@ static unsigned level_length(struct ut *head)
 
 struct ut *__weft_debug_pick(struct vp *vp, int p)
 {
-	struct ut *head = vp->rq[p], *best = head;
+	struct ut *head = __weft_rq.rq[p], *best = head;
 	if (vp->sched_debug == SD_RANDOM) {
 		unsigned k = (unsigned)(rng() % level_length(head));
 		while (k--)
@@ -190,7 +190,7 @@ static void random_step(void)
 	struct vp *vp = __weft_vp();
 	if (rng() & 1)
 		return;
-	int p = __weft_highest_ready(vp);
+	int p = __weft_highest_ready();
 	if (p < (int)vp->cur->prio)
 		return;
 	struct ut *t = __weft_debug_pick(vp, p);
@@ -208,7 +208,7 @@ static void pct_step(void)
 	for (unsigned i = 1; i < pct_depth; i++)
 		if (pct_change[i] == pct_step_count)
 			cur->pct_prio = i;       /* below every initial priority */
-	int p = __weft_highest_ready(vp);
+	int p = __weft_highest_ready();
 	if (p < (int)cur->prio)
 		return;
 	struct ut *best = __weft_debug_pick(vp, p);

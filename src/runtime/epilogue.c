@@ -20,18 +20,22 @@
 void __weft_epilogue_slow(enum exit_point p)
 {
 	struct vp *vp = __weft_vp();
-	if (vp->signals)
+	if (vp->signals) {
 		__weft_signals_deliver(vp);
+		vp = __weft_vp();             /* a handler may switch: M:N, another VP */
+	}
 	if (__weft_noswitch(vp))
 		return;
 	if (vp->dispatch_pending) {
 		vp->stat.dispatches++;
 		__weft_preempted();
+		vp = __weft_vp();             /* M:N: it may go on on another VP */
 	}
 	if (vp->sched_debug) {
 		vp->stat.switch_points++;
 		vp->cur->switch_points++;
 		__weft_debug_switch_point(vp, p);
+		vp = __weft_vp();
 	}
 	/* Asynchronously cancelled while switched out: act on return. */
 	if (vp->async_cancel)

@@ -60,10 +60,10 @@ void __weft_fork_child(struct vp *vp)
 			__weft_stack_put(&x->stack);
 	}
 	/* nothing is ready or timed but what the caller will make */
-	memset(vp->rq, 0, sizeof vp->rq);
-	memset(vp->ready_bits, 0, sizeof vp->ready_bits);
-	vp->nready = 0;
-	vp->timers.n = 0;
+	memset(__weft_rq.rq, 0, sizeof __weft_rq.rq);
+	memset(__weft_rq.ready_bits, 0, sizeof __weft_rq.ready_bits);
+	__weft_rq.nready = 0;
+	__weft_rq.timers.n = 0;
 	self->tindex = 0;
 	struct reap_ctx c = { self, 0 };
 	__weft_ut_foreach(gone, &c);

@@ -105,6 +105,7 @@ uint8_t __weft_guest_enter(void)
 	/* the VP is F's: the carrier that lent it made G the running UT */
 	k->resume = NULL;
 	__weft_kt_guest_carry(k);
+	vp = __weft_vp();                     /* M:N: the VP it was lent */
 	__weft_switched_in(vp);
 	vp->in_weft = 1;
 	if (!k->exit_hooked && glibc_thread(k)) {
@@ -184,16 +185,16 @@ void __weft_guest_switch(struct vp *vp, struct ut *prev, struct ut *next)
 	}
 }
 
-void __weft_guest_leave(void)
+bool __weft_guest_leave(void)
 {
 	struct vp *vp = __weft_vp();
 	struct kt *k = vp->carrier;
 	struct ut *g = vp->cur;
 	if (!g || g->guest_kt != k)
-		return;
+		return false;
 	struct kt *to = __weft_kt_spare_get();
 	if (!to)
-		return;                       /* keeps the VP, as a UT would, until it next parks */
+		return false;                 /* keeps the VP, as a UT would, until it next parks */
 	WEFT_STATE(g, UT_BLOCKED);
 	g->wait_kind = WAIT_SYSCALL;
 	vp->offvp++;
@@ -201,6 +202,7 @@ void __weft_guest_leave(void)
 	__weft_kt_let_go(k, false);
 	to->resume = NULL;
 	__weft_kt_give(to);
+	return true;
 }
 
 /*
@@ -218,7 +220,8 @@ static void guest_thread_exit(void *p)
 	struct vp *vp = __weft_vp();
 	struct ut *g = vp->cur;
 	if (g != k->gut || vp->carrier != k) {
-		__weft_guest_leave();
+		if (!__weft_guest_leave())
+			__weft_outcall_begin(__weft_vp());
 		return;
 	}
 	__weft_hooks.ut_exiting(g);
@@ -253,7 +256,8 @@ struct ut *__weft_guest_ut(bool make)
 	if (!make || __weft_guest_enter() != 2)
 		return NULL;
 	struct ut *g = __weft_self();
-	__weft_guest_leave();
+	if (!__weft_guest_leave())
+		__weft_outcall_begin(__weft_vp());
 	return g;
 }
 
@@ -266,6 +270,7 @@ pthread_t __weft_guest_self(void)
 	if (__weft_guest_enter() != 2)
 		return __weft_handle(__weft_self());
 	pthread_t h = __weft_handle(__weft_self());
-	__weft_guest_leave();
+	if (!__weft_guest_leave())
+		__weft_outcall_begin(__weft_vp());
 	return h;
 }

@@ -128,10 +128,28 @@ wait:
 		futex(&k->gift, FUTEX_WAIT, 0);
 }
 
+/* Under M:N, the VP given to k: its %gs names it from here, and k takes
+ * the runtime lock before it touches anything of it (mn.c). */
+static struct vp *take_vp(struct kt *k)
+{
+	if (!__weft_mn)
+		return __weft_vp();
+	struct vp *vp = k->vp;
+	__weft_arch_gs_set(vp);
+	__weft_rtl_lock();
+	vp->in_weft = 1;
+	if (!vp->tp0) {
+		/* the VP's first kernel thread: glibc's identity for its UTs */
+		vp->tp0 = k->tp;
+		vp->self0 = *(void **)((char *)k->tp + 0x10);
+	}
+	return vp;
+}
+
 /* Take the VP handed to k: the carrier's side of a handoff. */
 static void carry(struct kt *k)
 {
-	struct vp *vp = __weft_vp();
+	struct vp *vp = take_vp(k);
 	k->gift = 0;
 	vp->carrier = k;
 	__atomic_store_n(&vp->tid, k->tid, __ATOMIC_RELEASE);
@@ -154,8 +172,9 @@ static void carry(struct kt *k)
 
 static __attribute__((noreturn)) void home_loop(struct kt *k, bool promised)
 {
-	struct vp *vp = __weft_vp();
 	for (;; promised = false) {
+		/* the VP k last carried (M:N: its %gs) */
+		struct vp *vp = __weft_vp();
 		struct ut *x = k->rejoin;
 		if (x) {
 			/* queue it; from here the carrier may run it at once */
@@ -195,6 +214,10 @@ void __weft_kt_let_go(struct kt *k, bool save_mask)
 	}
 	__weft_preempt_release(k);
 	__atomic_store_n(&vp->tid, 0, __ATOMIC_RELEASE);
+	/* M:N: the lock goes with the VP (the next carrier takes it); k
+	 * touches no runtime state from here */
+	if (__weft_mn)
+		__weft_rtl_unlock();
 }
 
 void __weft_kt_lend_from(struct kt *k, struct ut *prev)
@@ -227,7 +250,7 @@ void __weft_kt_give_and_wait(struct kt *k, struct kt *to, struct ut *run)
 
 void __weft_kt_guest_carry(struct kt *k)
 {
-	struct vp *vp = __weft_vp();
+	struct vp *vp = take_vp(k);
 	k->gift = 0;
 	vp->carrier = k;
 	__atomic_store_n(&vp->tid, k->tid, __ATOMIC_RELEASE);
@@ -439,10 +462,16 @@ struct kt *__weft_kt_by_tid(pid_t tid)
 	return NULL;
 }
 
-void __weft_kt_give(struct kt *k)
+void __weft_kt_give_vp(struct kt *k, struct vp *vp)
 {
+	k->vp = vp;
 	if (__atomic_exchange_n(&k->gift, 1, __ATOMIC_RELEASE) == 0)
 		futex(&k->gift, FUTEX_WAKE, 1);
+}
+
+void __weft_kt_give(struct kt *k)
+{
+	__weft_kt_give_vp(k, __weft_vp());
 }
 
 void __weft_kt_counts(uint64_t *made, uint64_t *spare)

@@ -29,6 +29,9 @@ static inline int __weft_take_stack(struct ut *t, const struct ut_spawn *how)
 static inline __attribute__((always_inline)) int __weft_ut_spawn_inline(const struct ut_spawn *how,
 								      struct ut **out)
 {
+	/* M:N: the other VPs start with the second UT (mn.c) */
+	if (unlikely(__weft_mn) && !__weft_proc.mn.started)
+		__weft_mn_start();
 	struct vp *vp = __weft_vp();
 	struct ut *self = vp->cur;
 	if (__weft_timer_reserve(__weft_proc.live + 1) != 0)
@@ -41,8 +44,9 @@ static inline __attribute__((always_inline)) int __weft_ut_spawn_inline(const st
 	 * once they run, so let them run and try once more (as the kernel
 	 * reaps exited threads in the background for NPTL). */
 	int e = __weft_take_stack(t, how);
-	if (e == EAGAIN && vp->nready) {
+	if (e == EAGAIN && __weft_rq.nready) {
 		__weft_yield();
+		vp = __weft_vp();
 		e = __weft_take_stack(t, how);
 	}
 	if (e) {

@@ -436,6 +436,12 @@ void __weft_monitor_tls_on(void)
 
 void __weft_monitor_start(bool foreign)
 {
+	/* M:N: not yet; each VP's carrier would need sampling (a limit,
+	 * docs/mn.md) */
+	if (__weft_mn) {
+		__atomic_store_n(&__weft_monitor_settled, true, __ATOMIC_RELEASE);
+		return;
+	}
 	start_lock_take();
 	if (!__atomic_load_n(&__weft_monitor_settled, __ATOMIC_ACQUIRE))
 		monitor_start_locked(foreign);
@@ -497,9 +503,14 @@ uint8_t __weft_enter_slow(void)
 	case WHERE_FOREIGN:
 		return __weft_guest_enter();
 	case WHERE_AWAY:
+		/* back on a VP (the carrier that runs it holds the runtime
+		 * lock), maybe another one under M:N */
 		__weft_away_return(__weft_kt_by_tid((pid_t)__weft_raw_syscall6(SYS_gettid, 0, 0, 0, 0, 0, 0)));
+		vp = __weft_vp();
 		break;
 	case WHERE_VP:
+		if (unlikely(__weft_mn) && !vp->in_weft)
+			__weft_rtl_lock();
 		break;
 	}
 	vp->in_weft = 1;

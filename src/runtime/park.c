@@ -72,6 +72,9 @@ static int park_while_parked(int64_t deadline, struct weft_lock *release)
 {
 	if (release)
 		__weft_unlock(release);
+	/* M:N: the other VPs go on meanwhile */
+	if (__weft_mn)
+		__weft_rtl_unlock();
 	for (;;) {
 		if (deadline < 0) {
 			__weft_raw_syscall6(SYS_pause, 0, 0, 0, 0, 0, 0);
@@ -79,10 +82,13 @@ static int park_while_parked(int64_t deadline, struct weft_lock *release)
 		}
 		int64_t now = __weft_now();
 		if (deadline <= now)
-			return ETIMEDOUT;
+			break;
 		struct timespec ts = { .tv_sec = deadline / 1000000000, .tv_nsec = deadline % 1000000000 };
 		__weft_raw_syscall6(SYS_clock_nanosleep, CLOCK_MONOTONIC, TIMER_ABSTIME, (long)&ts, 0, 0, 0);
 	}
+	if (__weft_mn)
+		__weft_rtl_lock();
+	return ETIMEDOUT;
 }
 
 static inline __attribute__((always_inline)) int park(struct waitq *q, int64_t deadline,

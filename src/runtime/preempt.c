@@ -720,7 +720,7 @@ void __weft_preempt_deadline(int64_t deadline)
 	struct vp *vp = __weft_vp();
 	if (vp->tick_mode == TICK_OFF)
 		return;
-	int hp = __weft_highest_ready(vp);
+	int hp = __weft_highest_ready();
 	if (hp < 0 || hp >= (int)vp->cur->prio || deadline >= tick_due(__weft_now()))
 		return;
 	tick_set((uint64_t)deadline, vp->tick_mode == TICK_PERIODIC ? slice_ns : 0, true);
@@ -729,10 +729,12 @@ void __weft_preempt_deadline(int64_t deadline)
 /* Only the running UT and sleepers: tick at the next deadline, or not at all. */
 static void retune_tick(struct vp *vp)
 {
-	if (vp->nready || vp->tick_mode == TICK_OFF)
+	/* M:N: a running VP keeps ticking: its tick is how it sees deadlines
+	 * and work that other VPs made while it runs (mn.c) */
+	if (__weft_rq.nready || vp->tick_mode == TICK_OFF || __weft_mn)
 		return;
-	if (__weft_timers_pending(vp)) {
-		tick_set((uint64_t)__weft_timers_next(vp), 0, true);
+	if (__weft_timers_pending()) {
+		tick_set((uint64_t)__weft_timers_next(), 0, true);
 		vp->tick_mode = TICK_ONESHOT;
 	} else {
 		tick_off(vp);
@@ -749,12 +751,13 @@ void __weft_preempted(void)
 {
 	struct vp *vp = __weft_vp();
 	vp->dispatch_pending = 0;
+	vp->kicked = 0;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	__weft_inbox_drain(vp);
-	if (__weft_timers_pending(vp))
+	if (__weft_timers_pending())
 		__weft_timers_run(__weft_now());
 	struct ut *cur = vp->cur;
-	int hp = __weft_highest_ready(vp);
+	int hp = __weft_highest_ready();
 	/* a SCHED_OTHER UT back from the kernel was put first (handoff.c):
 	 * the running SCHED_OTHER UT yields to it now, like a tick */
 	bool rejoined = vp->rejoined_first && cur->policy == SCHED_OTHER;
@@ -764,7 +767,8 @@ void __weft_preempted(void)
 	else if (hp == (int)cur->prio && cur->policy != SCHED_FIFO &&
 		 (vp->async.ticks != vp->cur_since || rejoined))
 		__weft_rotate();
-	retune_tick(vp);
+	/* the UT may go on on another VP (M:N): that VP's tick */
+	retune_tick(__weft_vp());
 }
 
 /* The trampoline's return into the interrupted UT: the same work as the
@@ -782,7 +786,7 @@ void __weft_preempt_trampoline_body(void)
 	if (vp->stat.switches != before)
 		vp->stat.preemptions++;
 	__weft_epilogue(EXIT_OTHER);
-	__weft_outcall_begin(vp);            /* back to the program's code */
+	__weft_outcall_begin(__weft_vp());   /* back to the program's code, maybe on another VP */
 }
 
 /* ---- set-up -------------------------------------------------------------- */
@@ -840,7 +844,7 @@ int __weft_timeslice_set(uint64_t ns)
 		tick_off(vp);
 	else if (vp->tick_mode == TICK_PERIODIC)
 		tick_set(slice_ns, slice_ns, false);
-	else if (vp->nready)
+	else if (__weft_rq.nready)
 		__weft_preempt_arm_slow();
 	return 0;
 }

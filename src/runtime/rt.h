@@ -54,6 +54,7 @@
 #include <sys/types.h>
 
 #include "lockorder.h"
+#include "../arch/arch.h"
 
 void *__weft_arch_thread_self(void) __attribute__((visibility("hidden")));   /* arch/<isa>/arch.c */
 
@@ -264,6 +265,22 @@ struct vp_deferred {
 };
 
 /*
+ * The ready queues and the timer heap: one for the whole process, shared by
+ * every VP (M:N: under the runtime lock, below), so the one chooser always
+ * sees every ready UT and the N running UTs are the N best (POSIX
+ * priorities across VPs).  One circular list per priority level 0..99 and a
+ * 128-bit bitmap of the non-empty levels (sched.c keeps the invariants).
+ */
+struct weft_runq {
+	uint64_t ready_bits[2];           /* bit p set iff rq[p] non-empty */
+	uint32_t nready;                  /* UTs on the queues; M:N: read without the
+					   * lock by spinning idle VPs (a hint only) */
+	struct ut *rq[WEFT_NPRIO];        /* circular lists, head = next to run */
+	struct timer_heap timers;
+};
+extern struct weft_runq __weft_rq HIDDEN;
+
+/*
  * A virtual processor: the right to run UTs, carried by one kernel thread.
  * Field rules: "VP-local" fields are touched only by this VP's mainline;
  * "async" fields as stated; "start-up" fields are written once before the
@@ -298,7 +315,6 @@ struct vp {
 	volatile uint32_t take;
 	volatile uint8_t in_weft;
 	struct ut *exiting;               /* exited UT whose stack awaits release */
-	uint64_t ready_bits[2];           /* bit p set iff rq[p] non-empty */
 	/* What a switch must look at beyond the plain queues, in one load
 	 * (the monitor also reads noswitch_set: it leaves a VP alone whose
 	 * handler runs over protected code):
@@ -318,9 +334,6 @@ struct vp {
 		};
 		volatile uint64_t switch_care;
 	};
-	struct ut *rq[WEFT_NPRIO];        /* circular lists, head = next to run */
-	uint32_t nready;
-	struct timer_heap timers;
 	/* UTs back from a blocking call made off the VP (handoff.c): pushed
 	 * by any kernel thread (atomic, linked through q_next), taken whole by
 	 * the carrier's mainline (__weft_inbox_drain).  Tested beside timers. */
@@ -397,6 +410,20 @@ struct vp {
 					   * kernel thread carries the VP (handoff.c) */
 	void *self0;                      /* and glibc's THREAD_SELF for it */
 	unsigned index;                   /* 0 .. nvps-1 */
+	/* ---- M:N (mn.c); all under the runtime lock unless said ----
+	 * idle_ut: the VP's idle context (M:N only): a VP with nothing to run
+	 * switches to it rather than wait on the stack of the UT that gave up
+	 * the processor, which another VP may resume at once; its stack and
+	 * frame are made afresh each time (never resumed).
+	 * woken: a waker chose this sleeping VP and bumped its `wake`; it
+	 * clears it when it runs again (counted in proc.mn.waking).
+	 * kicked: a cross-VP preemption signal is on its way to the carrier;
+	 * cleared by the VP's __weft_preempted.
+	 * gone: no kernel thread carries it (a forked child's other VPs). */
+	struct ut idle_ut;
+	volatile uint8_t woken;
+	volatile uint8_t kicked;
+	bool gone;
 #ifdef WEFT_DEBUG
 	uint8_t held[16];                 /* lock classes held, for the order check */
 	uint8_t nheld;
@@ -432,15 +459,42 @@ struct weft_proc {
 	uint32_t live;                    /* UTs not yet exited (incl. main) */
 	uint64_t next_id;                 /* next UT id */
 	struct trace_buf *trace;          /* WEFT_TRACE (debug_sched.c) */
-	unsigned nvps;                    /* start-up: 1 */
+	unsigned nvps;                    /* start-up: WEFT_VPS or weft_vps_set (1..WEFT_VPS_MAX),
+					   * fixed before a second UT is made */
+	/* M:N bookkeeping, under the runtime lock (mn.c). */
+	struct {
+		uint32_t nidle;           /* VPs asleep in the idle loop (vp->idle) */
+		uint32_t waking;          /* of them, woken and not yet running */
+		volatile uint32_t spinning;   /* VPs looking for work without sleeping:
+					       * written under the lock, read by wakers
+					       * (under it) */
+		int poll_owner;           /* the VP waiting in the poller, or -1 */
+		bool started;             /* the VPs beyond the first run */
+	} mn;
 };
 
 extern struct weft_proc __weft_proc HIDDEN;
-extern struct vp __weft_vps[1] HIDDEN;
+#define WEFT_VPS_MAX 64
+extern struct vp __weft_vps[WEFT_VPS_MAX] HIDDEN;
 extern bool __weft_started HIDDEN;
+/* More than one VP (M:N): set before the second UT is made, never changed
+ * after; every M:N path is behind a test of it, so M:1 pays one
+ * well-predicted branch and no atomic instruction. */
+extern bool __weft_mn HIDDEN;
 
 void __weft_init(void) HIDDEN;
 void __weft_settle_slow(void) HIDDEN;
+/* The VP the caller runs on: the one accessor.  M:1: the only VP.  M:N:
+ * the %gs base of the kernel thread (set when it is given a VP: mn.c,
+ * kthread.c), 0 on a kernel thread Weft never gave one (a foreign thread:
+ * VP 0's guest). */
+static inline struct vp *__weft_vp(void)
+{
+	if (likely(!__weft_mn))
+		return &__weft_vps[0];
+	struct vp *v = __weft_arch_gs_get();
+	return v ? v : &__weft_vps[0];
+}
 /* Every exported call's first step: Weft is started, and a kernel thread
  * whose UT the monitor took off the VP (monitor.c) is back on it before
  * the call reads anything of the runtime.  `take` is non-zero while any
@@ -449,11 +503,9 @@ static inline void __weft_ensure(void)
 {
 	if (unlikely(!__weft_started))
 		__weft_init();
-	if (unlikely(__atomic_load_n(&__weft_vps[0].take, __ATOMIC_RELAXED)))
+	if (unlikely(__atomic_load_n(&__weft_vp()->take, __ATOMIC_RELAXED)))
 		__weft_settle_slow();
 }
-/* The VP the caller runs on: the one accessor (M:1: the only VP). */
-static inline struct vp *__weft_vp(void) { return &__weft_vps[0]; }
 static inline struct ut *__weft_self(void) { return __weft_vp()->cur; }
 static inline const struct weft_config *__weft_cfg(void) { return &__weft_proc.cfg; }
 
@@ -483,6 +535,63 @@ extern const struct weft_hooks __weft_hooks HIDDEN;
 void __weft_config_init(struct weft_config *cfg) HIDDEN;
 /* Print one warning line on stderr (no stdio: safe before main). */
 void __weft_warn(const char *fmt, ...) HIDDEN __attribute__((format(printf, 1, 2)));
+
+/* ---- M:N (mn.c) ----
+ * The runtime lock.  Under M:N (__weft_mn), a kernel thread holds it
+ * exactly while it runs Weft's code on a VP (vp->in_weft set: taken by
+ * __weft_enter, let go by __weft_outcall_begin, or released around a
+ * sleep in the idle loop), so that Weft's text runs on one VP at a time
+ * and every sequence of the runtime and the sync layer runs to completion
+ * as it does in M:1, while the program's own code runs on every VP at
+ * once.  It passes with the VP at a switch (the next UT goes on holding
+ * it) and may be let go by another kernel thread than the one that took
+ * it (a UT that moved between VPs).  Its acquire and release order every
+ * access to runtime and sync state: the one memory-ordering argument for
+ * every object (docs/architecture.md, "M:N").  A spin, then a futex wait
+ * (0 free, 1 held, 2 held with sleepers).  Never taken in M:1. */
+extern volatile uint32_t __weft_rtl HIDDEN;
+void __weft_rtl_lock_slow(void) HIDDEN;
+void __weft_rtl_wake(void) HIDDEN;
+static inline void __weft_rtl_lock(void)
+{
+	uint32_t free_ = 0;
+	if (unlikely(!__atomic_compare_exchange_n(&__weft_rtl, &free_, 1, false, __ATOMIC_ACQUIRE,
+						  __ATOMIC_RELAXED)))
+		__weft_rtl_lock_slow();
+}
+static inline void __weft_rtl_unlock(void)
+{
+	if (unlikely(__atomic_exchange_n(&__weft_rtl, 0, __ATOMIC_RELEASE) == 2))
+		__weft_rtl_wake();
+}
+/* Start the VPs beyond the first (the first time a second UT is made). */
+void __weft_mn_start(void) HIDDEN;
+/* t was made ready (sched.c): wake a sleeping VP for it, or preempt the
+ * VP that runs the lowest priority if t outranks it. */
+void __weft_mn_readied(struct ut *t) HIDDEN;
+/* A new nearest deadline, or more ready UTs than VPs about to take them:
+ * wake a sleeping VP, unless one is already looking for work. */
+void __weft_mn_wake_idle(void) HIDDEN;
+/* A ready UT outranks the running one: the VP that runs the lowest
+ * priority, if that is not this one (whose UT the caller preempts). */
+struct vp *__weft_mn_lower_vp(struct vp *self) HIDDEN;
+/* Send vp's carrier a kick (the tick's signal) to act on its ready queues. */
+void __weft_mn_kick(struct vp *vp) HIDDEN;
+/* Nothing ready: the VP goes to its idle context (sched.c). */
+void __weft_mn_sleep_begin(struct vp *vp) HIDDEN;
+void __weft_mn_sleep_end(struct vp *vp) HIDDEN;
+/* The idle loop may spin a little before it sleeps: true if work came. */
+bool __weft_mn_spin(struct vp *vp) HIDDEN;
+/* Every live VP idle: nothing but a timer or a signal can make work. */
+bool __weft_mn_all_idle(void) HIDDEN;
+/* The VP's idle context's stack (made at start). */
+int __weft_mn_idle_stack(struct vp *vp) HIDDEN;
+/* fork's child: only the caller's VP has a kernel thread. */
+void __weft_mn_after_fork(struct vp *vp) HIDDEN;
+/* weft_vps_set's work: 0, EINVAL, EBUSY or ENOTSUP. */
+int __weft_mn_set_vps(unsigned n) HIDDEN;
+/* Why M:N cannot run here, or NULL. */
+const char *__weft_mn_unavailable(void) HIDDEN;
 
 /* ---- locks (lockorder.h): empty in M:1 ---- */
 static inline void __weft_lock_init(struct weft_lock *l, enum lock_class c) { l->cls = (uint8_t)c; }
@@ -554,6 +663,8 @@ void __weft_tls_takeover_turn_on(void) HIDDEN;
 /* Give a new UT its thread block at the top of its stack; *stack_top is
  * where its stack then starts.  0, EAGAIN or EINVAL (no room). */
 int __weft_tls_attach(struct ut *t, char **stack_top) HIDDEN;
+/* M:N: t's thread block names vp as glibc's thread before t runs there. */
+void __weft_tls_rehome(struct ut *t, const struct vp *vp) HIDDEN;
 /* A UT made before UTs had TLS of their own, about to run. */
 void __weft_tls_attach_late(struct ut *t) HIDDEN;
 /* At exit, in the UT's own TLS: C++ thread_local destructors first ... */
@@ -578,15 +689,15 @@ void __weft_preempt_check(void) HIDDEN;
 void __weft_yield_slow(void) HIDDEN;
 /* The part after timers have run: give way to level p (>= cur's). */
 void __weft_yield_level(struct vp *vp, int p) HIDDEN;
-static inline int __weft_highest_ready(const struct vp *vp);
+static inline int __weft_highest_ready(void);
 static inline void __weft_yield(void)
 {
 	struct vp *vp = __weft_vp();
-	if (unlikely(vp->timers.n != 0 || vp->inbox != NULL)) {
+	if (unlikely(__weft_rq.timers.n != 0 || vp->inbox != NULL)) {
 		__weft_yield_slow();
 		return;
 	}
-	int p = __weft_highest_ready(vp);
+	int p = __weft_highest_ready();
 	if (p >= (int)vp->cur->prio)
 		__weft_yield_level(vp, p);
 }
@@ -607,12 +718,12 @@ void __weft_set_sched(struct ut *t, int policy, int prio, bool setprio) HIDDEN;
 void __weft_set_effective_prio(struct ut *t, int prio, bool to_head) HIDDEN;
 /* Rotate cur behind the other UTs of its priority (RR slice expiry). */
 void __weft_rotate(void) HIDDEN;
-static inline int __weft_highest_ready(const struct vp *vp)
+static inline int __weft_highest_ready(void)
 {
-	if (vp->ready_bits[1])
-		return 127 - __builtin_clzll(vp->ready_bits[1]);
-	if (vp->ready_bits[0])
-		return 63 - __builtin_clzll(vp->ready_bits[0]);
+	if (__weft_rq.ready_bits[1])
+		return 127 - __builtin_clzll(__weft_rq.ready_bits[1]);
+	if (__weft_rq.ready_bits[0])
+		return 63 - __builtin_clzll(__weft_rq.ready_bits[0]);
 	return -1;
 }
 
@@ -664,8 +775,8 @@ void __weft_timer_add(struct ut *t, int64_t deadline) HIDDEN;
 void __weft_timer_del(struct ut *t) HIDDEN;
 /* Unpark every UT whose deadline has passed; returns how many. */
 int __weft_timers_run(int64_t now) HIDDEN;
-static inline bool __weft_timers_pending(const struct vp *vp) { return vp->timers.n != 0; }
-static inline int64_t __weft_timers_next(const struct vp *vp) { return vp->timers.v[0]->deadline; }
+static inline bool __weft_timers_pending(void) { return __weft_rq.timers.n != 0; }
+static inline int64_t __weft_timers_next(void) { return __weft_rq.timers.v[0]->deadline; }
 
 /* ---- preemption (preempt.c) ---- */
 void __weft_preempt_init(void) HIDDEN;
@@ -724,11 +835,18 @@ struct weft_call {
 	uint8_t point;                    /* enum exit_point */
 	uint8_t on_vp;                    /* __weft_enter's answer */
 };
-void __weft_guest_leave(void) HIDDEN;
+/* A guest gives the VP back: true when it did (a spare carries it now). */
+bool __weft_guest_leave(void) HIDDEN;
 static inline void __weft_call_end(struct weft_call *c)
 {
 	if (likely(c->on_vp)) {
 		__weft_epilogue((enum exit_point)c->point);
+		if (unlikely(c->on_vp == 2) && __weft_mn) {
+			/* M:N: the lock goes with the VP if the guest gives it back */
+			if (!__weft_guest_leave())
+				__weft_outcall_begin(__weft_vp());
+			return;
+		}
 		__weft_outcall_begin(__weft_vp());   /* back to the program's code */
 		if (unlikely(c->on_vp == 2))
 			__weft_guest_leave();        /* a guest gives the VP back */
@@ -993,6 +1111,8 @@ static inline uint8_t __weft_enter(void)
 	struct vp *vp = __weft_vp();
 	if (unlikely(__weft_where(vp) != WHERE_VP))
 		return __weft_enter_slow();
+	if (unlikely(__weft_mn) && !vp->in_weft)
+		__weft_rtl_lock();
 	vp->in_weft = 1;
 	return 1;
 }
@@ -1002,7 +1122,12 @@ static inline uint8_t __weft_enter(void)
 static inline void __weft_outcall_begin(struct vp *vp)
 {
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	vp->in_weft = 0;
+	if (unlikely(__weft_mn) && vp->in_weft) {
+		vp->in_weft = 0;
+		__weft_rtl_unlock();
+	} else {
+		vp->in_weft = 0;
+	}
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 }
 static inline void __weft_outcall_end(void)
@@ -1107,6 +1232,8 @@ struct kt {
 	struct ut *resume;                /* handed the VP to run this UT (already RUNNING) */
 	struct kt_timers timers;
 	bool spare;                       /* made by Weft (not the VP's first thread) */
+	struct vp *vp;                    /* the VP handed to it (written by the giver
+					   * before `gift`, read by k after it) */
 };
 
 /* A second kernel thread is about to exist: tell every TCB (tls.c). */
@@ -1131,6 +1258,8 @@ void __weft_kt_let_go(struct kt *k, bool save_mask) HIDDEN;
 void __weft_kt_go_home(struct kt *k, struct ut *x) HIDDEN;
 /* Hand the VP to k (parked spare): any kernel thread that owns the VP. */
 void __weft_kt_give(struct kt *k) HIDDEN;
+/* The same for a given VP (M:N: a VP's first kernel thread, mn.c). */
+void __weft_kt_give_vp(struct kt *k, struct vp *vp) HIDDEN;
 /* The calling kernel thread k, holding the VP, lets it go to `to` (a spare
  * or a guest, to run `run` if not NULL, else to choose) and waits until it
  * is handed the VP again (guest.c's guests); its UT cur stays as it is. */

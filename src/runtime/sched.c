@@ -46,12 +46,12 @@ static inline void san_enter(struct ut *self) { (void)self; }
 void __weft_san_leave(struct ut *prev, struct ut *next) { san_leave(prev, next); }
 void __weft_san_enter(struct ut *self) { san_enter(self); }
 
-static inline void bit_set(struct vp *vp, unsigned p) { vp->ready_bits[p >> 6] |= 1ull << (p & 63); }
-static inline void bit_clear(struct vp *vp, unsigned p) { vp->ready_bits[p >> 6] &= ~(1ull << (p & 63)); }
+static inline void bit_set(struct vp *vp, unsigned p) { __weft_rq.ready_bits[p >> 6] |= 1ull << (p & 63); }
+static inline void bit_clear(struct vp *vp, unsigned p) { __weft_rq.ready_bits[p >> 6] &= ~(1ull << (p & 63)); }
 
 static inline void rq_link(struct vp *vp, struct ut *t, bool at_head)
 {
-	struct ut **h = &vp->rq[t->prio];
+	struct ut **h = &__weft_rq.rq[t->prio];
 	struct ut *head = *h;
 	if (!head) {
 		t->q_next = t->q_prev = t;
@@ -67,13 +67,13 @@ static inline void rq_link(struct vp *vp, struct ut *t, bool at_head)
 			*h = t;
 	}
 	WEFT_STATE(t, UT_READY);
-	vp->nready++;
+	__weft_rq.nready++;
 	__weft_preempt_arm(vp);
 }
 
 static inline void rq_unlink(struct vp *vp, struct ut *t)
 {
-	struct ut **h = &vp->rq[t->prio];
+	struct ut **h = &__weft_rq.rq[t->prio];
 	if (t->q_next == t) {
 		*h = NULL;
 		bit_clear(vp, t->prio);
@@ -83,18 +83,33 @@ static inline void rq_unlink(struct vp *vp, struct ut *t)
 		if (*h == t)
 			*h = t->q_next;
 	}
-	vp->nready--;
+	__weft_rq.nready--;
 }
 
-void __weft_ready(struct ut *t) { rq_link(__weft_vp(), t, false); }
-void __weft_ready_first(struct ut *t) { rq_link(__weft_vp(), t, true); }
+struct weft_runq __weft_rq;
+
+/* Made ready (not a running UT put back): under M:N another VP may have
+ * to take it (mn.c). */
+void __weft_ready(struct ut *t)
+{
+	rq_link(__weft_vp(), t, false);
+	if (unlikely(__weft_mn))
+		__weft_mn_readied(t);
+}
+
+void __weft_ready_first(struct ut *t)
+{
+	rq_link(__weft_vp(), t, true);
+	if (unlikely(__weft_mn))
+		__weft_mn_readied(t);
+}
 
 /* The one choice: which UT of the (non-empty) top level p runs next. */
 static inline struct ut *choose(struct vp *vp, int p)
 {
 	if (unlikely(vp->debug_pick))
 		return __weft_debug_pick(vp, p);
-	return vp->rq[p];
+	return __weft_rq.rq[p];
 }
 
 static inline void switched_in(struct vp *vp)
@@ -177,13 +192,16 @@ static inline void switch_to(struct vp *vp, struct ut *next)
 			}
 			if (unlikely(!next->tp))
 				__weft_tls_attach_late(next);
+			if (unlikely(__weft_mn))
+				__weft_tls_rehome(next, vp);
 			if (next->tp != prev->tp)
 				__weft_arch_tp_set(next->tp);
 		}
 	}
 	san_leave(prev, next);
 	__weft_switch(&prev->sp, next->sp);
-	switched_in(vp);
+	/* prev runs again, on whichever VP chose it (M:N) */
+	switched_in(__weft_vp());
 }
 
 /* Sleep in the kernel until CLOCK_MONOTONIC reaches `deadline` (-1: no
@@ -234,14 +252,24 @@ const struct weft_poller *__weft_poller;
  * wake, preempt.c), else on the futex word vp->wake. */
 static int idle(struct vp *vp)
 {
+	bool spun = false;
 	for (;;) {
 		__weft_inbox_drain(vp);
-		int p = __weft_highest_ready(vp);
+		int p = __weft_highest_ready();
 		if (p >= 0)
 			return p;
 		__weft_preempt_idle();
 		if (vp->signals) {
 			__weft_signals_deliver(vp);
+			continue;
+		}
+		/* M:N: look a little while without the lock before sleeping,
+		 * so that work made by another VP a moment later is taken
+		 * without a wake-up (Go's spinning M) */
+		if (unlikely(__weft_mn) && __weft_proc.mn.started && !spun) {
+			spun = true;
+			__weft_mn_spin(vp);
+			__weft_timers_run(__weft_now());
 			continue;
 		}
 		uint32_t seen = __atomic_load_n(&vp->wake, __ATOMIC_ACQUIRE);
@@ -254,35 +282,48 @@ static int idle(struct vp *vp)
 			continue;
 		}
 		const struct weft_poller *poller = __weft_poller;
-		if (poller && poller->waiting(vp)) {
+		if (poller && poller->waiting(vp) &&
+		    (!__weft_mn || __weft_proc.mn.poll_owner < 0)) {
 			vp->stat.idle_sleeps++;
-			bool interrupted = poller->wait(vp, __weft_timers_pending(vp) ? __weft_timers_next(vp) : -1);
+			/* M:N: one VP waits in the poller, which lets the lock go
+			 * for the wait itself (io/poller.c); the others sleep
+			 * below, to the nearest deadline (the poll quantum's too) */
+			if (__weft_mn)
+				__weft_proc.mn.poll_owner = (int)vp->index;
+			bool interrupted = poller->wait(vp, __weft_timers_pending() ? __weft_timers_next() : -1);
+			if (__weft_mn)
+				__weft_proc.mn.poll_owner = -1;
 			idle_end(vp);
 			if (interrupted)
 				after_kernel_wait(vp);
 			__weft_timers_run(__weft_now());
 			continue;
 		}
-		if (!__weft_timers_pending(vp)) {
+		if (!__weft_timers_pending()) {
 			/* Every UT is blocked and nothing can wake any: a deadlock,
 			 * as it would be under kernel threads.  Report it if asked
 			 * (WEFT_DEADLOCK=report, debug schedulers) unless some UT
 			 * is in pause(), waiting for a signal, or in a call off the
 			 * VP, which will come back; otherwise sleep, as NPTL would,
 			 * until a signal handler changes something. */
-			if (!__weft_sig_waiting() && !vp->offvp) {
+			if (!__weft_sig_waiting() && !vp->offvp && (!__weft_mn || __weft_mn_all_idle())) {
 				idle_end(vp);
 				__weft_deadlock();
 				idle_begin(vp);
 			}
+			__weft_mn_sleep_begin(vp);
 			bool interrupted = kernel_sleep_until(vp, seen, -1);
+			__weft_mn_sleep_end(vp);
 			idle_end(vp);
 			if (interrupted)
 				after_kernel_wait(vp);
 			continue;
 		}
 		vp->stat.idle_sleeps++;
-		bool interrupted = kernel_sleep_until(vp, seen, __weft_timers_next(vp));
+		int64_t until = __weft_timers_next();
+		__weft_mn_sleep_begin(vp);
+		bool interrupted = kernel_sleep_until(vp, seen, until);
+		__weft_mn_sleep_end(vp);
 		idle_end(vp);
 		if (interrupted)
 			after_kernel_wait(vp);
@@ -292,7 +333,7 @@ static int idle(struct vp *vp)
 
 static inline void run_due_timers(struct vp *vp)
 {
-	if (unlikely(__weft_timers_pending(vp)))
+	if (unlikely(__weft_timers_pending()))
 		__weft_timers_run(__weft_now());
 }
 
@@ -310,16 +351,66 @@ static void schedule_noswitch(struct vp *vp)
 			   (unsigned long long)self->id);
 	while (self->state == UT_BLOCKED) {
 		if (self->tindex) {
-			kernel_sleep_until(vp, vp->wake, self->deadline);
+			int64_t d = self->deadline;
+			if (__weft_mn)
+				__weft_rtl_unlock();
+			kernel_sleep_until(vp, vp->wake, d);
+			if (__weft_mn)
+				__weft_rtl_lock();
 			__weft_timers_run(__weft_now());
 		} else {
+			if (__weft_mn)
+				__weft_rtl_unlock();
 			__weft_raw_syscall6(SYS_pause, 0, 0, 0, 0, 0, 0);
+			if (__weft_mn)
+				__weft_rtl_lock();
 		}
 	}
 	/* woken: it was made READY; it runs on without a switch */
 	rq_unlink(vp, self);
 	WEFT_STATE(self, UT_RUNNING);
 	vp->dispatch_pending = 1;
+}
+
+/*
+ * M:N: nothing is ready.  The VP must not wait on the stack of the UT that
+ * gave up the processor, since another VP may choose that UT as soon as
+ * it is woken; it switches to its idle context instead (a stack of its
+ * own, a frame made afresh each time, never resumed), which waits for
+ * work and switches to what it chooses.  The context runs on the
+ * carrier's own thread block (the UT's may be released meanwhile: an
+ * exiting UT's stack is given back by the idle context's switch-in).
+ */
+static __attribute__((noreturn)) void idle_main(void *p)
+{
+	struct vp *vp = p;
+	if (vp->tp_on)
+		__weft_arch_tp_set(vp->carrier->tp);
+	switched_in(vp);
+	vp->kicked = 0;
+	int prio = idle(vp);
+	struct ut *next = choose(vp, prio);
+	rq_unlink(vp, next);
+	if (__weft_rq.nready)
+		__weft_mn_wake_idle();       /* more work than this VP takes */
+	__weft_preempt_arm(vp);
+	switch_to(vp, next);
+	__weft_die("a VP's idle context was resumed");
+}
+
+static void mn_idle_switch(struct vp *vp)
+{
+	struct ut *prev = vp->cur;
+	struct ut *ctx = &vp->idle_ut;
+	prev->saved_errno = *vp->errnop;
+	if (unlikely(prev->stack.canary) && !__weft_stack_canary_ok(&prev->stack))
+		canary_dead(prev);
+	ctx->tp = NULL;
+	ctx->sp = __weft_arch_frame(ctx->stack.hi, idle_main, vp);
+	__weft_cur_set(vp, ctx);
+	san_leave(prev, ctx);
+	__weft_switch(&prev->sp, ctx->sp);
+	switched_in(__weft_vp());
 }
 
 void __weft_schedule(void)
@@ -331,10 +422,15 @@ void __weft_schedule(void)
 	}
 	__weft_inbox_drain(vp);
 	run_due_timers(vp);
-	int p = __weft_highest_ready(vp);
-	if (p < 0)
+	int p = __weft_highest_ready();
+	if (p < 0) {
+		if (unlikely(__weft_mn) && __weft_proc.mn.started) {
+			mn_idle_switch(vp);
+			return;
+		}
 		p = idle(vp);
-	struct ut *next = vp->rq[p];
+	}
+	struct ut *next = __weft_rq.rq[p];
 	if (unlikely(vp->switch_care))
 		next = choose(vp, p);
 	rq_unlink(vp, next);
@@ -364,7 +460,7 @@ void __weft_run_from_home(struct vp *vp, struct ut *home, struct ut *run)
 	__weft_cur_set(vp, home);
 	__weft_inbox_drain(vp);
 	run_due_timers(vp);
-	int p = __weft_highest_ready(vp);
+	int p = __weft_highest_ready();
 	if (p < 0)
 		p = idle(vp);
 	next = choose(vp, p);
@@ -384,12 +480,15 @@ go:
 	vp->cur_since = vp->async.ticks;
 	vp->stat.switches++;
 	/* a new carrier starts with the tick off (handoff.c, monitor.c): UTs
-	 * already waiting behind the one it runs get their slice from here */
-	if (vp->nready)
+	 * already waiting behind the one it runs get their slice from here
+	 * (M:N: a running VP always ticks, mn.c) */
+	if (__weft_rq.nready || __weft_mn)
 		__weft_preempt_arm(vp);
 	if (vp->tp_on) {
 		if (unlikely(!next->tp))
 			__weft_tls_attach_late(next);
+		if (unlikely(__weft_mn))
+			__weft_tls_rehome(next, vp);
 		__weft_arch_tp_set(next->tp);
 	}
 	san_leave(home, next);
@@ -411,7 +510,7 @@ void __weft_yield_slow(void)
 	struct vp *vp = __weft_vp();
 	__weft_inbox_drain(vp);
 	run_due_timers(vp);
-	int p = __weft_highest_ready(vp);
+	int p = __weft_highest_ready();
 	if (p >= (int)vp->cur->prio)
 		__weft_yield_level(vp, p);
 }
@@ -419,7 +518,7 @@ void __weft_yield_slow(void)
 void __weft_yield_level(struct vp *vp, int p)
 {
 	struct ut *cur = vp->cur;
-	struct ut *next = vp->rq[p];
+	struct ut *next = __weft_rq.rq[p];
 	if (unlikely(vp->switch_care)) {
 		if (declined(vp))
 			return;
@@ -430,7 +529,7 @@ void __weft_yield_level(struct vp *vp, int p)
 		 * the bitmap and the ready count as they are */
 		cur->q_next = cur->q_prev = cur;
 		WEFT_STATE(cur, UT_READY);
-		vp->rq[p] = cur;
+		__weft_rq.rq[p] = cur;
 	} else {
 		rq_unlink(vp, next);
 		rq_link(vp, cur, false);
@@ -442,7 +541,7 @@ void __weft_rotate(void)
 {
 	struct vp *vp = __weft_vp();
 	struct ut *cur = vp->cur;
-	if (__weft_highest_ready(vp) != (int)cur->prio || declined(vp))
+	if (__weft_highest_ready() != (int)cur->prio || declined(vp))
 		return;
 	struct ut *next = choose(vp, cur->prio);
 	rq_unlink(vp, next);
@@ -455,7 +554,7 @@ static void preempt_current(struct vp *vp, bool to_head)
 	if (declined(vp))
 		return;
 	struct ut *cur = vp->cur;
-	struct ut *next = choose(vp, __weft_highest_ready(vp));
+	struct ut *next = choose(vp, __weft_highest_ready());
 	rq_unlink(vp, next);
 	rq_link(vp, cur, to_head);
 	switch_to(vp, next);
@@ -464,8 +563,18 @@ static void preempt_current(struct vp *vp, bool to_head)
 void __weft_preempt_check(void)
 {
 	struct vp *vp = __weft_vp();
-	if (__weft_highest_ready(vp) > (int)vp->cur->prio)
+	if (__weft_highest_ready() > (int)vp->cur->prio) {
+		/* M:N: the UT that gives way is the lowest-priority running
+		 * one, which may be another VP's */
+		if (unlikely(__weft_mn)) {
+			struct vp *low = __weft_mn_lower_vp(vp);
+			if (low) {
+				__weft_mn_kick(low);
+				return;
+			}
+		}
 		preempt_current(vp, true);
+	}
 }
 
 int __weft_yield_to(struct ut *t)
@@ -530,7 +639,7 @@ void __weft_set_sched(struct ut *t, int policy, int prio, bool setprio)
 	switch (t->state) {
 	case UT_RUNNING: {
 		t->prio = (uint8_t)prio;
-		int hp = __weft_highest_ready(vp);
+		int hp = __weft_highest_ready();
 		/* at the tail of its list, it runs on only if nothing else is
 		 * ready at its priority; at the head, only a better UT wins */
 		if (hp > prio || (hp == prio && !to_head))

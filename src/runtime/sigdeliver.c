@@ -460,6 +460,28 @@ static void call_handler_on(struct ut *self, const struct sigaction *a, int sig,
 		self->sig_alt = alt;
 }
 
+/* M:N: the program's handler runs without the runtime lock, like any of
+ * the program's code, and may go on on another VP: the VP it returns on. */
+static __attribute__((noinline)) struct vp *call_handler_unlocked(struct vp *vp, struct ut *self,
+								    const struct sigaction *a, int sig,
+								    siginfo_t *si, ucontext_t *uc)
+{
+	bool let_go = __weft_mn && vp->in_weft;
+	if (let_go) {
+		vp->in_weft = 0;
+		__weft_rtl_unlock();
+	}
+	call_handler_on(self, a, sig, si, uc);
+	if (!let_go)
+		return vp;
+	vp = __weft_vp();
+	if (!vp->in_weft) {
+		__weft_rtl_lock();
+		vp->in_weft = 1;
+	}
+	return vp;
+}
+
 /* Run `a` for sig on the running UT, on its own stack or sigaltstack. */
 static void run_handler(struct vp *vp, const struct sigaction *a, int sig, siginfo_t *si, ucontext_t *kuc)
 {
@@ -483,12 +505,12 @@ static void run_handler(struct vp *vp, const struct sigaction *a, int sig, sigin
 	self->sig_handled++;
 	if (!(a->sa_flags & SA_RESTART))
 		self->sig_restart = 0;
-	call_handler_on(self, a, sig, si, uc);
+	struct vp *now = call_handler_unlocked(vp, self, a, sig, si, uc);
 	/* what the handler left in the context is the mask after it */
 	uint64_t after = bits_of(&uc->uc_sigmask);
 	uc->uc_sigmask = kernels;
 	self->sig_frames = frame.outer;
-	mask_set(vp, self, after);
+	mask_set(now, self, after);
 }
 
 /* Deliver one of the running UT's signals, by its action. */
@@ -527,6 +549,7 @@ static bool run_due(struct vp *vp)
 		dequeue(&self->sig_q, &self->sig_pend, sig, &si);
 		ready_update(self);
 		deliver(vp, sig, &si, NULL);
+		vp = __weft_vp();                 /* M:N: the handler may have moved it */
 		ran = true;
 	}
 	return ran;
@@ -538,6 +561,13 @@ bool __weft_sig_run_cur(struct vp *vp)
 	if (!self || self->state != UT_RUNNING || !self->sig_ready || __weft_noswitch(vp))
 		return false;
 	int saved_errno = *vp->errnop;
+	if (__weft_mn) {
+		/* the handler call itself lets the lock go (run_handler) */
+		self->sig_restart = 1;
+		bool ran = run_due(vp);
+		*__weft_vp()->errnop = saved_errno;
+		return ran;
+	}
 	uint8_t in_weft = vp->in_weft;
 	__weft_outcall_begin(vp);
 	self->sig_restart = 1;
@@ -555,6 +585,11 @@ void __weft_sig_woken(struct ut *self)
 	if (self != vp->cur || !self->sig_ready)
 		return;
 	int saved_errno = *vp->errnop;
+	if (__weft_mn) {
+		run_due(vp);
+		*__weft_vp()->errnop = saved_errno;
+		return;
+	}
 	uint8_t in_weft = vp->in_weft;
 	__weft_outcall_begin(vp);
 	run_due(vp);
@@ -783,7 +818,7 @@ void __weft_sig_route(struct vp *vp, int sig, siginfo_t *si, ucontext_t *uc)
 		int saved_errno = *vp->errnop;
 		cur->sig_restart = 1;
 		deliver(vp, sig, si, uc);
-		*vp->errnop = saved_errno;
+		*__weft_vp()->errnop = saved_errno;
 		return;
 	}
 	if (to->sig_wait & BIT(sig)) {

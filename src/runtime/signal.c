@@ -301,14 +301,33 @@ static void dispatch(int sig, siginfo_t *si, void *ucv)
 		defer(vp, sig, si);
 	} else {
 		/* the runtime's state is whole: route it now (sigdeliver.c); a
-		 * handler that runs over protected code may not switch */
+		 * handler that runs over protected code may not switch.  M:N:
+		 * routing takes the runtime lock (never held by this kernel
+		 * thread here: in_weft is clear), which the program's handler
+		 * lets go while it runs (sigdeliver.c, run_handler) */
 		bool ns = __weft_pc_protected(pc) || __weft_noswitch_at(vp, sp);
 		struct vp_noswitch saved;
+		if (__weft_mn) {
+			__weft_rtl_lock();
+			vp->in_weft = 1;
+		}
 		if (ns)
 			saved = noswitch_enter(vp);
+		struct vp *was = vp;
 		__weft_sig_route(vp, sig, si, uc);
+		vp = __weft_vp();
 		if (ns)
 			noswitch_exit(vp, &saved);
+		if (__weft_mn) {
+			if (vp != was) {
+				/* the handler switched and the UT goes on on another
+				 * kernel thread: sigreturn there must not install
+				 * the first one's alternate stack */
+				__weft_raw_syscall6(SYS_sigaltstack, 0, (long)&uc->uc_stack, 0, 0, 0, 0);
+			}
+			vp->in_weft = 0;
+			__weft_rtl_unlock();
+		}
 	}
 	context_mask(vp, uc);
 }

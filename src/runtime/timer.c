@@ -128,7 +128,7 @@ static void sift_down(struct ut **v, uint32_t n, uint32_t i)
  * deadline never needs memory and so never fails. */
 int __weft_timer_reserve(uint32_t n)
 {
-	struct timer_heap *h = &__weft_vp()->timers;
+	struct timer_heap *h = &__weft_rq.timers;
 	if (n <= h->cap)
 		return 0;
 	uint32_t cap = h->cap ? h->cap : 64;
@@ -144,15 +144,19 @@ int __weft_timer_reserve(uint32_t n)
 
 void __weft_timer_add(struct ut *t, int64_t deadline)
 {
-	struct timer_heap *h = &__weft_vp()->timers;
+	struct timer_heap *h = &__weft_rq.timers;
 	t->deadline = deadline;
 	h->v[h->n] = t;
 	sift_up(h->v, h->n++);
+	/* the nearest deadline moved closer: an idle VP sleeping to the old
+	 * one (or for ever) must look again (M:N) */
+	if (unlikely(__weft_mn) && t->tindex == 1)
+		__weft_mn_wake_idle();
 }
 
 void __weft_timer_del(struct ut *t)
 {
-	struct timer_heap *h = &__weft_vp()->timers;
+	struct timer_heap *h = &__weft_rq.timers;
 	uint32_t i = t->tindex - 1;
 	t->tindex = 0;
 	struct ut *last = h->v[--h->n];
@@ -168,7 +172,7 @@ void __weft_timer_del(struct ut *t)
 
 int __weft_timers_run(int64_t now)
 {
-	struct timer_heap *h = &__weft_vp()->timers;
+	struct timer_heap *h = &__weft_rq.timers;
 	int n = 0;
 	while (h->n && h->v[0]->deadline <= now) {
 		struct ut *t = h->v[0];

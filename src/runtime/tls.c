@@ -265,6 +265,20 @@ static void tcb_fill(char *tp, const struct vp *vp, const char *lo, const char *
 	*(int32_t *)(tp + tls.rseq_offset + 4) = RSEQ_CPU_ID_REGISTRATION_FAILED;
 }
 
+/* M:N: t is about to run on vp (sched.c, switch_to): glibc's identity in
+ * its thread block is that VP's (THREAD_SELF, the tid), so libc's
+ * recursive locks see the UTs of one VP as one owner and UTs on two VPs as
+ * two (tcb_fill's rule, kept as the UT moves). */
+void __weft_tls_rehome(struct ut *t, const struct vp *vp)
+{
+	struct tcb_header *h = t->tp;
+	const struct tcb_header *k = vp->tp0;
+	if (h->self == k->self)
+		return;
+	h->self = k->self;
+	*(pid_t *)((char *)t->tp + TCB_TID) = vp->tid;
+}
+
 static struct tls_ctx *ctx_take(void)
 {
 	struct tls_ctx *c = tls.pool;

@@ -23,7 +23,7 @@
 #include <unistd.h>
 
 struct weft_proc __weft_proc;
-struct vp __weft_vps[1];
+struct vp __weft_vps[WEFT_VPS_MAX];
 bool __weft_started;
 extern void *__libc_stack_end;
 
@@ -125,6 +125,7 @@ static void after_fork_child(void)
 	after_fork_parent();
 	vp->tid = gettid();
 	__weft_kt_after_fork(vp);
+	__weft_mn_after_fork(vp);
 	__weft_monitor_after_fork(vp);
 	__weft_preempt_after_fork();
 	__weft_fork_child(vp);
@@ -170,6 +171,13 @@ void __weft_init(void)
 	__weft_guests_ok = __weft_activations_on() && __weft_tls_takeover_prepare();
 	__weft_preempt_init();
 	__weft_sched_debug_init();
+	if (proc->cfg.vps > 1) {
+		const char *why = __weft_mn_unavailable();
+		if (why)
+			__weft_warn("weft: WEFT_VPS=%u: one virtual processor only: %s", proc->cfg.vps, why);
+		else
+			__weft_mn_set_vps(proc->cfg.vps);
+	}
 	__weft_dump_signal_init();
 	__weft_sig_init_main(t);
 	pthread_atfork(before_fork, after_fork_parent, after_fork_child);

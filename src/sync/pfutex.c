@@ -147,15 +147,15 @@ static long slice_wait(const volatile void *w, uint32_t val, clockid_t clk,
 		       const struct timespec *abs)
 {
 	struct vp *vp = __weft_vp();
-	bool others = __weft_highest_ready(vp) >= 0 || vp->inbox;
+	bool others = __weft_highest_ready() >= 0 || vp->inbox;
 	if (others && yield_streak++ < 64) {
 		__weft_yield();
 		return 0;
 	}
 	yield_streak = 0;
 	int64_t slice = others ? SLICE_NS / 20 : SLICE_NS;
-	if (__weft_timers_pending(vp)) {
-		int64_t d = __weft_timers_next(vp) - __weft_now();
+	if (__weft_timers_pending()) {
+		int64_t d = __weft_timers_next() - __weft_now();
 		if (d < slice)
 			slice = d > 0 ? d : 0;
 	}

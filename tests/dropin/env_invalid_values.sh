@@ -27,7 +27,7 @@ warns WEFT_STACK_SIZE 12Q '[0-9]*'
 warns WEFT_STACK_SIZE 99999999999G '[0-9]*'
 warns WEFT_VPS 0 1
 warns WEFT_VPS -3 1
-warns WEFT_VPS 4 1          # valid later, not until M:N exists
+warns WEFT_VPS 65 1          # above the 64 VPs Weft has room for
 warns WEFT_SCHED fifo posix
 warns WEFT_SCHED random posix
 warns WEFT_TIMESLICE 10s 10ms
@@ -39,6 +39,7 @@ warns WEFT_PREEMPT_SIGNAL bogus SIGURG
 quiet WEFT_STACK_SIZE 256K
 quiet WEFT_STACK_SIZE 65536
 quiet WEFT_VPS 1
+quiet WEFT_VPS 2
 quiet WEFT_SCHED posix
 quiet WEFT_TIMESLICE 0
 quiet WEFT_TIMESLICE 100us

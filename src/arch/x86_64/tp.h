@@ -52,3 +52,21 @@ static inline void *__weft_arch_thread_self_inline(void)
 	__asm__ volatile("movq %%fs:0x10, %0" : "=r"(self));
 	return self;
 }
+
+/* The VP a kernel thread carries, under M:N (rt.h's __weft_vp): the %gs
+ * base, which glibc and the compiler leave alone on x86-64 and the kernel
+ * keeps per thread (across switches and signal delivery; a clone copies
+ * it).  Read with rdgsbase, a register read of about 1 ns that cannot
+ * fault: a kernel thread Weft never set reads 0.  Both need FSGSBASE
+ * (M:N is refused without it: vp.c). */
+static inline void *__weft_arch_gs_get(void)
+{
+	void *gs;
+	__asm__ volatile("rdgsbase %0" : "=r"(gs));
+	return gs;
+}
+
+static inline void __weft_arch_gs_set(void *gs)
+{
+	__asm__ volatile("wrgsbase %0" : : "r"(gs) : "memory");
+}

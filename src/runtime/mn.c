@@ -1,0 +1,335 @@
+/*
+ * mn.c — M:N: several VPs, each carried by a kernel thread of its own.
+ *
+ * Owns: the runtime lock (__weft_rtl), the start of the VPs beyond the
+ * first, how an idle VP spins, sleeps and is woken (Go's rule: a VP that
+ * makes work wakes a sleeping VP only when no VP is already looking for
+ * work, and never more VPs than there is work), and preemption across VPs
+ * (a UT made ready that outranks the lowest-priority running UT preempts
+ * it, on whichever VP that runs).
+ *
+ * The design (docs/architecture.md, "M:N"): one set of ready queues and one
+ * timer heap for the whole process (rt.h, struct weft_runq), chosen from by
+ * the one chooser on every VP, and one lock that a kernel thread holds
+ * while it runs Weft's code on a VP.  So Weft's text runs on one VP at a
+ * time and every runtime and sync sequence runs to completion as in M:1,
+ * while the program's code runs on all VPs at once.  With one VP (the
+ * default) none of this runs: __weft_mn is false and the lock is never
+ * taken.
+ *
+ * Invariants, all under the lock: proc.mn.nidle counts VPs between
+ * __weft_mn_sleep_begin and _end (asleep in the kernel, lock let go);
+ * proc.mn.waking counts those of them with `woken` set (a waker bumped
+ * their `wake` word and they have not yet run); proc.mn.spinning counts
+ * VPs looking for work without the lock (__weft_mn_spin).  A waker holds
+ * the lock, so it sees `idle` set on a VP only once that VP has read its
+ * `wake` word for its sleep: no wake-up is lost.
+ *
+ * Async readers: a spinning VP reads __weft_rq.nready, its own inbox and
+ * `signals` without the lock (hints: it takes the lock before it acts);
+ * the tick handler of a kicked VP reads only what preempt.c says.
+ */
+#include "rt.h"
+#include "../arch/arch.h"
+
+#include "weft.h"
+
+#include <linux/futex.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/syscall.h>
+
+#define SPIN_NS 30000                 /* how long an idle VP looks before it sleeps */
+#define IDLE_STACK_SIZE (64u << 10)
+#define LOCK_SPINS 256
+
+volatile uint32_t __weft_rtl;
+bool __weft_mn;
+
+static long futex(volatile uint32_t *w, int op, uint32_t v)
+{
+	return __weft_raw_syscall6(SYS_futex, (long)w, op | FUTEX_PRIVATE_FLAG, v, 0, 0, 0);
+}
+
+/* ---- the runtime lock ------------------------------------------------------ */
+
+void __weft_rtl_lock_slow(void)
+{
+	/* a holder keeps it for a Weft call's length (well under a µs):
+	 * spin first, then sleep (Drepper's futex mutex: 2 = sleepers) */
+	for (int i = 0; i < LOCK_SPINS; i++) {
+		__builtin_ia32_pause();
+		uint32_t free_ = 0;
+		if (__atomic_load_n(&__weft_rtl, __ATOMIC_RELAXED) == 0 &&
+		    __atomic_compare_exchange_n(&__weft_rtl, &free_, 1, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+			return;
+	}
+	while (__atomic_exchange_n(&__weft_rtl, 2, __ATOMIC_ACQUIRE) != 0)
+		futex(&__weft_rtl, FUTEX_WAIT, 2);
+}
+
+void __weft_rtl_wake(void)
+{
+	futex(&__weft_rtl, FUTEX_WAKE, 1);
+}
+
+/* ---- configuration ---------------------------------------------------------- */
+
+const char *__weft_mn_unavailable(void)
+{
+	if (!__weft_arch_fsgsbase)
+		return "the kernel does not let programs use FSGSBASE (Linux >= 5.9 on a CPU with it)";
+	if (!__weft_activations_on())
+		return "kernel threads cannot be made here (a static program, or WEFT_ACTIVATIONS=off)";
+	if (!__weft_tls_takeover_prepare())
+		return "threads cannot have thread-local storage of their own here (WEFT_TLS=off?)";
+	return NULL;
+}
+
+int __weft_mn_set_vps(unsigned n)
+{
+	if (n == 0 || n > WEFT_VPS_MAX)
+		return EINVAL;
+	if (__weft_proc.next_id != 2 || __weft_proc.mn.started)
+		return n == __weft_proc.nvps ? 0 : EBUSY;
+	if (n > 1 && __weft_mn_unavailable())
+		return ENOTSUP;
+	__weft_proc.nvps = n;
+	__weft_mn = n > 1;
+	if (__weft_mn)
+		__weft_arch_gs_set(&__weft_vps[0]);
+	return 0;
+}
+
+int __weft_mn_idle_stack(struct vp *vp)
+{
+	struct ut *t = &vp->idle_ut;
+	if (t->stack.hi)
+		return 0;
+	if (__weft_stack_get(&t->stack, IDLE_STACK_SIZE, 0) != 0)
+		return EAGAIN;
+	t->state = UT_BLOCKED;
+	memcpy(t->name, "weft-idle", 10);
+	return 0;
+}
+
+/*
+ * The second UT is being made: start VPs 1..nvps-1.  Every UT has TLS of
+ * its own from here (a UT moves between kernel threads; its thread block
+ * moves with it and names the VP it runs on: tls.c), glibc is told that
+ * threads exist, and each VP's first kernel thread is a spare handed that
+ * VP (kthread.c's carry), which it then carries like any carrier.
+ */
+void __weft_mn_start(void)
+{
+	struct weft_proc *proc = &__weft_proc;
+	if (!__weft_mn || proc->mn.started)
+		return;
+	proc->mn.started = true;
+	proc->mn.poll_owner = -1;
+	__weft_tls_takeover_turn_on();
+	__weft_kt_multiple_threads_on();
+	struct vp *v0 = &__weft_vps[0];
+	if (__weft_mn_idle_stack(v0) != 0)
+		__weft_die("no memory for a VP's idle stack");
+	sigset_t kmask;
+	__weft_raw_syscall6(SYS_rt_sigprocmask, SIG_BLOCK, 0, (long)&kmask, 8, 0, 0);
+	for (unsigned i = 1; i < proc->nvps; i++) {
+		struct vp *vp = &__weft_vps[i];
+		vp->index = i;
+		vp->switch_care = v0->switch_care & ~(uint64_t)0xff;   /* not noswitch_set */
+		vp->tp_on = v0->tp_on;
+		vp->sched_debug = v0->sched_debug;
+		vp->preempt_on = v0->preempt_on;
+		vp->sig_kmask = v0->sig_kmask;
+		vp->prog_mask = kmask;
+		vp->errnop = &vp->errno_sink;
+		vp->in_weft = 1;
+		if (__weft_mn_idle_stack(vp) != 0)
+			__weft_die("no memory for a VP's idle stack");
+		struct kt *k = __weft_kt_spare_get();
+		if (!k)
+			__weft_die("cannot make a kernel thread for VP %u", i);
+		__weft_kt_give_vp(k, vp);
+	}
+}
+
+/* ---- idle VPs --------------------------------------------------------------- */
+
+static void wake_vp(struct vp *v)
+{
+	v->woken = 1;
+	__weft_proc.mn.waking++;
+	__atomic_add_fetch(&v->wake, 1, __ATOMIC_SEQ_CST);
+	futex(&v->wake, FUTEX_WAKE, 1);
+	const struct weft_poller *poller = __atomic_load_n(&__weft_poller, __ATOMIC_ACQUIRE);
+	if (poller && __weft_proc.mn.poll_owner == (int)v->index)
+		poller->wake(v);
+}
+
+/* Wake one sleeping VP if work waits that no VP is already going to take. */
+static bool wake_one(const struct vp *self)
+{
+	struct weft_proc *proc = &__weft_proc;
+	if (proc->mn.spinning || proc->mn.nidle <= proc->mn.waking)
+		return false;
+	for (unsigned i = 0; i < proc->nvps; i++) {
+		struct vp *v = &__weft_vps[i];
+		if (v != self && v->idle && !v->woken && !v->gone) {
+			wake_vp(v);
+			return true;
+		}
+	}
+	return false;
+}
+
+/* The running priority of v, or -1 when it runs no UT (idle, choosing,
+ * or handed on in transit: it will choose). */
+static int running_prio(const struct vp *v)
+{
+	const struct ut *c = v->cur;
+	if (v->gone || v->idle || !c || c == &v->idle_ut || c->state != UT_RUNNING || c->guest_kt)
+		return -1;
+	return c->prio;
+}
+
+struct vp *__weft_mn_lower_vp(struct vp *self)
+{
+	int mine = self->cur ? self->cur->prio : 0;
+	struct vp *low = NULL;
+	int lp = mine;
+	for (unsigned i = 0; i < __weft_proc.nvps; i++) {
+		struct vp *v = &__weft_vps[i];
+		if (v == self)
+			continue;
+		int p = running_prio(v);
+		if (p >= 0 && p < lp) {
+			lp = p;
+			low = v;
+		}
+	}
+	return low;
+}
+
+void __weft_mn_kick(struct vp *v)
+{
+	if (v->kicked)
+		return;
+	v->kicked = 1;
+	__weft_preempt_kick(v);
+}
+
+void __weft_mn_readied(struct ut *t)
+{
+	struct vp *self = __weft_vp();
+	if (wake_one(self) || __weft_proc.mn.spinning)
+		return;
+	/* every VP runs a UT: t takes the processor of the lowest-priority
+	 * one it outranks; when that is this VP's, the caller's preemption
+	 * check does it */
+	struct vp *low = NULL;
+	int lp = t->prio;
+	for (unsigned i = 0; i < __weft_proc.nvps; i++) {
+		struct vp *v = &__weft_vps[i];
+		int p = v == self ? (self->cur ? self->cur->prio : 0) : running_prio(v);
+		if (p >= 0 && p < lp) {
+			lp = p;
+			low = v;
+		}
+	}
+	if (low && low != self)
+		__weft_mn_kick(low);
+}
+
+void __weft_mn_wake_idle(void)
+{
+	wake_one(__weft_vp());
+}
+
+void __weft_mn_sleep_begin(struct vp *vp)
+{
+	(void)vp;
+	if (!__weft_mn)
+		return;
+	__weft_proc.mn.nidle++;
+	__weft_rtl_unlock();
+}
+
+void __weft_mn_sleep_end(struct vp *vp)
+{
+	if (!__weft_mn)
+		return;
+	__weft_rtl_lock();
+	__weft_proc.mn.nidle--;
+	if (vp->woken) {
+		vp->woken = 0;
+		__weft_proc.mn.waking--;
+	}
+}
+
+bool __weft_mn_spin(struct vp *vp)
+{
+	struct weft_proc *proc = &__weft_proc;
+	proc->mn.spinning++;
+	__weft_rtl_unlock();
+	int64_t until = __weft_now() + SPIN_NS;
+	bool work = false;
+	do {
+		for (int i = 0; i < 64; i++) {
+			if (__atomic_load_n(&__weft_rq.nready, __ATOMIC_RELAXED) ||
+			    __atomic_load_n(&vp->inbox, __ATOMIC_RELAXED) || vp->signals) {
+				work = true;
+				break;
+			}
+			__builtin_ia32_pause();
+		}
+	} while (!work && __weft_now() < until);
+	__weft_rtl_lock();
+	proc->mn.spinning--;
+	return work;
+}
+
+bool __weft_mn_all_idle(void)
+{
+	struct weft_proc *proc = &__weft_proc;
+	if (proc->mn.spinning)
+		return false;
+	for (unsigned i = 0; i < proc->nvps; i++) {
+		struct vp *v = &__weft_vps[i];
+		if (v->offvp || v->inbox)
+			return false;
+		if (v != __weft_vp() && !v->gone && !v->idle)
+			return false;
+	}
+	return true;
+}
+
+void __weft_mn_after_fork(struct vp *vp)
+{
+	struct weft_proc *proc = &__weft_proc;
+	if (!__weft_mn)
+		return;
+	/* glibc's fork: the caller runs no Weft code (its atfork handler is
+	 * here), and the lock may have been another VP's in the parent */
+	__weft_rtl = vp->in_weft ? 1 : 0;
+	proc->mn.nidle = proc->mn.waking = proc->mn.spinning = 0;
+	proc->mn.poll_owner = -1;
+	for (unsigned i = 0; i < proc->nvps; i++) {
+		struct vp *v = &__weft_vps[i];
+		if (v == vp)
+			continue;
+		v->gone = true;
+		v->idle = 0;
+		v->woken = 0;
+		v->tid = 0;
+		__weft_cur_set(v, NULL);
+	}
+}
+
+/* ---- public ------------------------------------------------------------------ */
+
+EXPORT int weft_vps_set(unsigned n)
+{
+	__weft_ensure();
+	return __weft_mn_set_vps(n);
+}
