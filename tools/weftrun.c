@@ -49,7 +49,7 @@ static const char usage_text[] =
 	"Usage: weftrun [OPTION]... [--] PROGRAM [ARG]...\n"
 	"Run PROGRAM on Weft user-level threads, without rebuilding it (LD_PRELOAD).\n"
 	"\n"
-	"  --vps N           virtual processors (WEFT_VPS; only 1 exists so far)\n"
+	"  --vps N           virtual processors, 1..64 (WEFT_VPS; docs/mn.md)\n"
 	"  --sched POLICY    posix (default), mutexswitch, rrswitch, random:SEED,\n"
 	"                    pct:SEED:DEPTH (WEFT_SCHED; see docs/debugging.md)\n"
 	"  --seeds A-B       run PROGRAM once per seed from A to B under --sched random\n"

@@ -309,7 +309,9 @@ void __weft_mn_after_fork(struct vp *vp)
 	struct weft_proc *proc = &__weft_proc;
 	if (!__weft_mn)
 		return;
-	__weft_rtl = 1;                   /* held by the caller, which is in Weft */
+	/* glibc's fork: the caller runs no Weft code (its atfork handler is
+	 * here), and the lock may have been another VP's in the parent */
+	__weft_rtl = vp->in_weft ? 1 : 0;
 	proc->mn.nidle = proc->mn.waking = proc->mn.spinning = 0;
 	proc->mn.poll_owner = -1;
 	for (unsigned i = 0; i < proc->nvps; i++) {

@@ -266,7 +266,7 @@ static int idle(struct vp *vp)
 		/* M:N: look a little while without the lock before sleeping,
 		 * so that work made by another VP a moment later is taken
 		 * without a wake-up (Go's spinning M) */
-		if (unlikely(__weft_mn) && !spun) {
+		if (unlikely(__weft_mn) && __weft_proc.mn.started && !spun) {
 			spun = true;
 			__weft_mn_spin(vp);
 			__weft_timers_run(__weft_now());
@@ -424,7 +424,7 @@ void __weft_schedule(void)
 	run_due_timers(vp);
 	int p = __weft_highest_ready();
 	if (p < 0) {
-		if (unlikely(__weft_mn)) {
+		if (unlikely(__weft_mn) && __weft_proc.mn.started) {
 			mn_idle_switch(vp);
 			return;
 		}

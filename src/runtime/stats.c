@@ -18,35 +18,50 @@ EXPORT int weft_stats_get(struct weft_stats *out, size_t size)
 	if (!out)
 		return EINVAL;
 	__weft_ensure();
-	const struct vp *vp = __weft_vp();
 	const struct weft_proc *proc = &__weft_proc;
 	struct weft_stats s;
 	memset(&s, 0, sizeof s);
-	s.threads_created = vp->stat.created;
-	s.threads_exited = vp->stat.exited;
+	/* every VP's counters, summed (M:N) */
+	struct weft_counters c;
+	memset(&c, 0, sizeof c);
+	uint64_t ticks = 0, deferrals = 0, retries = 0, ras = 0, offvp = 0;
+	for (unsigned i = 0; i < proc->nvps; i++) {
+		const struct vp *v = &__weft_vps[i];
+		const uint64_t *from = (const uint64_t *)&v->stat;
+		uint64_t *to = (uint64_t *)&c;
+		for (size_t k = 0; k < sizeof c / sizeof(uint64_t); k++)
+			to[k] += from[k];
+		ticks += v->async.ticks;
+		deferrals += v->async.deferrals;
+		retries += v->async.retries;
+		ras += v->async.ras_rollbacks;
+		offvp += v->offvp;
+	}
+	s.threads_created = c.created;
+	s.threads_exited = c.exited;
 	s.threads_live = proc->live;
-	s.context_switches = vp->stat.switches;
-	s.parks = vp->stat.parks;
-	s.unparks = vp->stat.unparks;
-	s.timer_wakeups = vp->stat.timer_wakeups;
-	s.idle_sleeps = vp->stat.idle_sleeps;
-	s.stacks_mapped = vp->stat.stacks_mapped;
-	s.stacks_reused = vp->stat.stacks_reused;
+	s.context_switches = c.switches;
+	s.parks = c.parks;
+	s.unparks = c.unparks;
+	s.timer_wakeups = c.timer_wakeups;
+	s.idle_sleeps = c.idle_sleeps;
+	s.stacks_mapped = c.stacks_mapped;
+	s.stacks_reused = c.stacks_reused;
 	s.thread_slots = __weft_ut_slots();
 	s.vps = proc->nvps;
-	s.ticks = vp->async.ticks;
-	s.preemptions = vp->stat.preemptions;
-	s.deferrals = vp->async.deferrals;
-	s.retries = vp->async.retries;
-	s.ras_rollbacks = vp->async.ras_rollbacks;
-	s.switch_points = vp->stat.switch_points;
-	s.signals_deferred = vp->stat.signals_deferred;
+	s.ticks = ticks;
+	s.preemptions = c.preemptions;
+	s.deferrals = deferrals;
+	s.retries = retries;
+	s.ras_rollbacks = ras;
+	s.switch_points = c.switch_points;
+	s.signals_deferred = c.signals_deferred;
 	s.threads_ready = __weft_rq.nready;
-	s.handoffs = vp->stat.handoffs;
-	s.rejoins = vp->stat.rejoins;
-	s.threads_off_vp = vp->offvp;
+	s.handoffs = c.handoffs;
+	s.rejoins = c.rejoins;
+	s.threads_off_vp = offvp;
 	__weft_kt_counts(&s.kthreads_made, &s.kthreads_spare);
-	s.takeovers = vp->stat.takeovers;
+	s.takeovers = c.takeovers;
 	memcpy(out, &s, size < sizeof s ? size : sizeof s);
 	return 0;
 }
