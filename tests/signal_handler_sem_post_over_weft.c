@@ -27,18 +27,20 @@ static pthread_t main_ut;
 static void on_usr2(int sig)
 {
 	(void)sig;
-	usr2++;
+	__atomic_add_fetch(&usr2, 1, __ATOMIC_SEQ_CST);
 }
 
 static void on_alarm(int sig)
 {
 	(void)sig;
 	int e = errno;
-	posted++;
+	/* atomic: with several VPs (M:N) two carriers may run this at once,
+	 * as two NPTL threads may */
+	long n = __atomic_add_fetch(&posted, 1, __ATOMIC_SEQ_CST);
 	CHECK_OK(sem_post(&s));
-	if (posted % 16 == 0)
+	if (n % 16 == 0)
 		CHECK_OK(pthread_kill(main_ut, SIGUSR2));
-	else if (posted % 16 == 8)
+	else if (n % 16 == 8)
 		CHECK_OK(raise(SIGUSR2));
 	errno = e;
 }

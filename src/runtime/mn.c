@@ -94,6 +94,11 @@ int __weft_mn_set_vps(unsigned n)
 		return n == __weft_proc.nvps ? 0 : EBUSY;
 	if (n > 1 && __weft_mn_unavailable())
 		return ENOTSUP;
+	/* every VP's idle stack now, while memory is to be had: the VPs
+	 * start later, at the second UT, when a program may have used it up */
+	for (unsigned i = 0; i < n; i++)
+		if (n > 1 && __weft_mn_idle_stack(&__weft_vps[i]) != 0)
+			return EAGAIN;
 	__weft_proc.nvps = n;
 	__weft_mn = n > 1;
 	if (__weft_mn)
@@ -130,8 +135,6 @@ void __weft_mn_start(void)
 	__weft_tls_takeover_turn_on();
 	__weft_kt_multiple_threads_on();
 	struct vp *v0 = &__weft_vps[0];
-	if (__weft_mn_idle_stack(v0) != 0)
-		__weft_die("no memory for a VP's idle stack");
 	sigset_t kmask;
 	__weft_raw_syscall6(SYS_rt_sigprocmask, SIG_BLOCK, 0, (long)&kmask, 8, 0, 0);
 	for (unsigned i = 1; i < proc->nvps; i++) {
@@ -145,11 +148,15 @@ void __weft_mn_start(void)
 		vp->prog_mask = kmask;
 		vp->errnop = &vp->errno_sink;
 		vp->in_weft = 1;
-		if (__weft_mn_idle_stack(vp) != 0)
-			__weft_die("no memory for a VP's idle stack");
 		struct kt *k = __weft_kt_spare_get();
-		if (!k)
-			__weft_die("cannot make a kernel thread for VP %u", i);
+		if (!k) {
+			/* out of memory, threads or WEFT_MAX_KTHREADS: the VPs
+			 * that run are the VPs there are */
+			__weft_warn("weft: %u of %u virtual processors run: no kernel thread for the others",
+				    i, proc->nvps);
+			proc->nvps = i;
+			return;
+		}
 		__weft_kt_give_vp(k, vp);
 	}
 }

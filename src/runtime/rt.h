@@ -588,7 +588,8 @@ bool __weft_mn_all_idle(void) HIDDEN;
 int __weft_mn_idle_stack(struct vp *vp) HIDDEN;
 /* fork's child: only the caller's VP has a kernel thread. */
 void __weft_mn_after_fork(struct vp *vp) HIDDEN;
-/* weft_vps_set's work: 0, EINVAL, EBUSY or ENOTSUP. */
+/* weft_vps_set's work: 0, EINVAL, EBUSY, ENOTSUP or EAGAIN (no memory
+ * for the VPs' idle stacks). */
 int __weft_mn_set_vps(unsigned n) HIDDEN;
 /* Why M:N cannot run here, or NULL. */
 const char *__weft_mn_unavailable(void) HIDDEN;

@@ -616,6 +616,18 @@ static void notify(struct vp *vp, struct ut *t, int sig)
 		vp->signals = 1;
 		return;
 	}
+	if (unlikely(__weft_mn) && t->state == UT_RUNNING) {
+		/* M:N: it runs on another VP, maybe in its own code for long:
+		 * that VP's next dispatch (a kick now) delivers it */
+		for (unsigned i = 0; i < __weft_proc.nvps; i++) {
+			struct vp *v = &__weft_vps[i];
+			if (v->cur == t) {
+				v->signals = 1;
+				__weft_mn_kick(v);
+			}
+		}
+		return;
+	}
 	if (interruptible(t)) {
 		t->sig_woken = (uint8_t)sig;
 		__weft_unpark_nopreempt(t, EINTR);

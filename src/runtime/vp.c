@@ -175,8 +175,9 @@ void __weft_init(void)
 		const char *why = __weft_mn_unavailable();
 		if (why)
 			__weft_warn("weft: WEFT_VPS=%u: one virtual processor only: %s", proc->cfg.vps, why);
-		else
-			__weft_mn_set_vps(proc->cfg.vps);
+		else if (__weft_mn_set_vps(proc->cfg.vps) != 0)
+			__weft_warn("weft: WEFT_VPS=%u: one virtual processor only: no memory for the others",
+				    proc->cfg.vps);
 	}
 	__weft_dump_signal_init();
 	__weft_sig_init_main(t);
