@@ -277,6 +277,13 @@ static long tick_proof_syscall(long nr, long a1, long a2, long a3, long a4, long
 	struct vp *vp = __weft_vp();
 	int64_t t0 = __weft_now();
 	struct timespec rem;
+	/* a sleep the program gave no place for what is left gets ours from
+	 * the first try on: the kernel writes it only where it has one, and a
+	 * retry from an unwritten `rem` was EINVAL now and then */
+	if (nr == SYS_nanosleep && !a2)
+		a2 = (long)&rem;
+	if (nr == SYS_clock_nanosleep && !(a2 & TIMER_ABSTIME) && !a4)
+		a4 = (long)&rem;
 	for (;;) {
 		uint64_t caught = vp->async.caught;
 		long r = __weft_takeable_syscall6(nr, a1, a2, a3, a4, a5, a6);
@@ -291,15 +298,11 @@ static long tick_proof_syscall(long nr, long a1, long a2, long a3, long a4, long
 			a4 = ms_left(a4, t0);
 			break;
 		case SYS_nanosleep:
-			if (!a2)
-				a2 = (long)&rem;        /* the kernel tells what is left */
-			a1 = a2;
+			a1 = a2;                        /* the kernel wrote what is left */
 			break;
 		case SYS_clock_nanosleep:
 			if (a2 & TIMER_ABSTIME)
 				break;
-			if (!a4)
-				a4 = (long)&rem;
 			a3 = a4;
 			break;
 		default:
