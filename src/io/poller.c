@@ -427,7 +427,7 @@ void __weft_io_poll_now(void)
 {
 	/* M:N: a VP waiting in the poller (without the lock) reports what
 	 * becomes ready; its event buffer is the one this would use */
-	if (kfd < 0 || __atomic_load_n(&sleeping, __ATOMIC_SEQ_CST))
+	if (kfd < 0 || (__weft_mn && __atomic_load_n(&sleeping, __ATOMIC_SEQ_CST)))
 		return;
 	__weft_io_backend_wait(kfd, 0, NULL, on_ready);
 	__weft_preempt_check();
