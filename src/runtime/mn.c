@@ -140,8 +140,8 @@ void __weft_mn_start(void)
 	for (unsigned i = 1; i < proc->nvps; i++) {
 		struct vp *vp = &__weft_vps[i];
 		vp->index = i;
-		vp->switch_care = v0->switch_care & ~(uint64_t)0xff;   /* not noswitch_set */
-		vp->tp_on = v0->tp_on;
+		/* debug_pick, trace_on, tp_on, cpu_acct; not noswitch_set */
+		vp->switch_care = v0->switch_care & ~(uint64_t)0xff;
 		vp->sched_debug = v0->sched_debug;
 		vp->preempt_on = v0->preempt_on;
 		vp->sig_kmask = v0->sig_kmask;
@@ -200,22 +200,25 @@ static int running_prio(const struct vp *v)
 	return c->prio;
 }
 
-struct vp *__weft_mn_lower_vp(struct vp *self)
+/* The VP running the lowest priority below `below`, counting `self` at
+ * its own cur's priority; NULL if none runs that low. */
+static struct vp *lowest_below(struct vp *self, int below, bool count_self)
 {
-	int mine = self->cur ? self->cur->prio : 0;
 	struct vp *low = NULL;
-	int lp = mine;
 	for (unsigned i = 0; i < __weft_proc.nvps; i++) {
 		struct vp *v = &__weft_vps[i];
-		if (v == self)
-			continue;
-		int p = running_prio(v);
-		if (p >= 0 && p < lp) {
-			lp = p;
+		int p = v != self ? running_prio(v) : count_self && self->cur ? self->cur->prio : -1;
+		if (p >= 0 && p < below) {
+			below = p;
 			low = v;
 		}
 	}
 	return low;
+}
+
+struct vp *__weft_mn_lower_vp(struct vp *self)
+{
+	return lowest_below(self, self->cur ? self->cur->prio : 0, false);
 }
 
 void __weft_mn_kick(struct vp *v)
@@ -234,16 +237,7 @@ void __weft_mn_readied(struct ut *t)
 	/* every VP runs a UT: t takes the processor of the lowest-priority
 	 * one it outranks; when that is this VP's, the caller's preemption
 	 * check does it */
-	struct vp *low = NULL;
-	int lp = t->prio;
-	for (unsigned i = 0; i < __weft_proc.nvps; i++) {
-		struct vp *v = &__weft_vps[i];
-		int p = v == self ? (self->cur ? self->cur->prio : 0) : running_prio(v);
-		if (p >= 0 && p < lp) {
-			lp = p;
-			low = v;
-		}
-	}
+	struct vp *low = lowest_below(self, t->prio, true);
 	if (low && low != self)
 		__weft_mn_kick(low);
 }

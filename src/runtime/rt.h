@@ -11,8 +11,9 @@
  * docs/architecture.md is the design of record; this header is where its
  * rules are kept, next to the state they protect.
  *
- * Model (M:1).  One VP on one kernel thread.  Exactly one UT is RUNNING:
- * the VP's `cur`.  Every other live UT is in exactly one of
+ * Model.  M:1 by default: one VP on one kernel thread; M:N (WEFT_VPS > 1):
+ * N VPs sharing one set of ready queues (struct weft_runq).  Exactly one UT
+ * is RUNNING per VP: the VP's `cur`.  Every other live UT is in exactly one of
  *   READY    linked on the ready queue of its priority;
  *   BLOCKED  linked on one wait queue (or none, while it sleeps), and in the
  *            timer heap iff it has a deadline;
@@ -35,9 +36,16 @@
  *     decides from the interrupted PC and stack pointer alone whether it may
  *     act; it reads nothing else of the scheduler before that.  What each
  *     may read and write is written next to each field below ("async:").
- *   - nothing else today.  A second VP, the activations monitor and foreign
- *     kernel threads (later issues) will read only what is marked
- *     "published" and take the locks of the written lock order (lockorder.h).
+ *   - other VPs (M:N, mn.c): each VP's mainline runs Weft's code only
+ *     under the runtime lock, so "VP-local" below means "this VP's
+ *     mainline, or another VP's while it holds the lock".  Beyond that,
+ *     another VP reads this VP's cur, idle, woken, kicked, offvp and inbox
+ *     (under the lock) to choose whom to wake or preempt, sets its
+ *     `signals` for a UT running there (sigdeliver.c, notify) and its
+ *     async_cancel (posix/cancel.c), and a spinning idle VP reads
+ *     __weft_rq.nready, its own inbox and signals without the lock (hints).
+ *     The activations monitor and foreign kernel threads read only what is
+ *     marked at each field.
  */
 #ifndef WEFT_RT_H
 #define WEFT_RT_H
