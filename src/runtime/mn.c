@@ -133,6 +133,11 @@ void __weft_mn_start(void)
 	proc->mn.started = true;
 	proc->mn.poll_owner = -1;
 	__weft_tls_takeover_turn_on();
+	/* The running UT (main) keeps the first kernel thread's own block,
+	 * and may move to another VP while that thread idles on VP 0: the
+	 * idle context and the home must not share a thread block with a UT
+	 * that runs elsewhere at the same time. */
+	__weft_kt0_tcb_apart();
 	__weft_kt_multiple_threads_on();
 	struct vp *v0 = &__weft_vps[0];
 	sigset_t kmask;

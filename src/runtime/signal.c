@@ -530,9 +530,15 @@ int __weft_sigaction(int sig, const struct sigaction *act, struct sigaction *old
 /* ---- the dump signal ---------------------------------------------------- */
 
 /* Async: reads only the range table (published), vp->cur for the noswitch
- * test and writes what defer() writes.  Outside Weft's text the runtime's
- * state is whole, so the dump (a pure read of the UT table, write(2) and a
- * preloaded unwinder) runs at once, even over libc. */
+ * test, vp->in_weft, and writes what defer() writes.  Outside Weft's text
+ * the runtime's state is whole, so the dump (a pure read of the UT table,
+ * write(2) and a preloaded unwinder) runs at once, even over libc.  Under
+ * M:N "whole" needs the runtime lock as well: without it another VP may be
+ * switching to the very UT whose parked stack the unwinder reads.  This
+ * kernel thread holds the lock exactly when in_weft is set (rt.h), and then
+ * the dump is deferred to the epilogue like one over Weft's text; else the
+ * handler takes the lock around the dump (nothing on this kernel thread can
+ * hold it: the interrupted code is the program's). */
 static void on_dump(int sig, siginfo_t *si, void *ucv)
 {
 	ucontext_t *uc = ucv;
@@ -542,9 +548,13 @@ static void on_dump(int sig, siginfo_t *si, void *ucv)
 		/* another kernel thread took it: the VP's kernel thread dumps,
 		 * where no Weft code can be half way through on its behalf */
 		__weft_raw_syscall6(SYS_tgkill, getpid(), vp->tid, sig, 0, 0, 0);
-	} else if (__weft_pc_in_weft(__weft_arch_pc(uc))) {
+	} else if (__weft_pc_in_weft(__weft_arch_pc(uc)) || (__weft_mn && vp->in_weft)) {
 		defer(vp, sig, si);
 		context_mask(vp, uc);
+	} else if (unlikely(__weft_mn)) {
+		__weft_rtl_lock();
+		__weft_dump_on_signal(sig, __weft_proc.cfg.dump_exit);
+		__weft_rtl_unlock();
 	} else {
 		__weft_dump_on_signal(sig, __weft_proc.cfg.dump_exit);
 	}

@@ -246,12 +246,12 @@ static void tcb_fill(char *tp, const struct vp *vp, const char *lo, const char *
 {
 	const struct tcb_header *k = vp->tp0;
 	struct tcb_header *h = (struct tcb_header *)tp;
-	if (h->tcb != tp || h->self != k->self)
+	if (h->tcb != tp || h->self != vp->self0)
 		memset(tp, 0, tls.tcb_size);
 	else
 		memset(tp, 0, sizeof *h);
 	h->tcb = tp;
-	h->self = k->self;                 /* THREAD_SELF: the VP's kernel thread */
+	h->self = vp->self0;               /* THREAD_SELF: the VP's kernel thread */
 	h->multiple_threads = k->multiple_threads;
 	h->sysinfo = k->sysinfo;
 	h->stack_guard = k->stack_guard;
@@ -268,14 +268,17 @@ static void tcb_fill(char *tp, const struct vp *vp, const char *lo, const char *
 /* M:N: t is about to run on vp (sched.c, switch_to): glibc's identity in
  * its thread block is that VP's (THREAD_SELF, the tid), so libc's
  * recursive locks see the UTs of one VP as one owner and UTs on two VPs as
- * two (tcb_fill's rule, kept as the UT moves). */
+ * two (tcb_fill's rule, kept as the UT moves).  The identity is the
+ * VP's self0, a copy taken when the VP got its first kernel thread, never
+ * the header of vp->tp0 itself: that block is also the main UT's, and is
+ * rehomed with it when it moves to another VP (reading the VP's identity
+ * from it gave two VPs one owner, and stdio's lock let both in). */
 void __weft_tls_rehome(struct ut *t, const struct vp *vp)
 {
 	struct tcb_header *h = t->tp;
-	const struct tcb_header *k = vp->tp0;
-	if (h->self == k->self)
+	if (h->self == vp->self0)
 		return;
-	h->self = k->self;
+	h->self = vp->self0;
 	*(pid_t *)((char *)t->tp + TCB_TID) = vp->tid;
 }
 
