@@ -45,7 +45,7 @@ struct weft_stats {
 	uint64_t deferrals;         /* ticks that found Weft/libc code running */
 	uint64_t retries;           /* ticks that came while a deferral was pending */
 	uint64_t ras_rollbacks;     /* restartable sequences restarted */
-	uint64_t threads_ready;     /* UTs ready to run, not counting the caller */
+	uint64_t threads_ready;     /* UTs ready to run (M:N: or running on another VP), not counting the caller */
 	uint64_t switch_points;     /* Weft calls' epilogues seen by a debug scheduler (WEFT_SCHED) */
 	uint64_t signals_deferred;  /* program signals held back while Weft's own code ran */
 	/* activations (docs/activations.md) */

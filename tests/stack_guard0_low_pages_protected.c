@@ -20,7 +20,8 @@
 
 enum { ZONE_PAGES = 3, NTHREADS = 6, SWITCHES = 200 };
 
-static sigjmp_buf *recover;            /* the faulting UT's, while it probes */
+static __thread sigjmp_buf *recover;  /* the faulting UT's, while it probes (per
+				       * thread: on several VPs UTs probe at once) */
 static volatile int faults_seen;
 
 static void on_segv(int sig, siginfo_t *si, void *uc)
@@ -28,7 +29,7 @@ static void on_segv(int sig, siginfo_t *si, void *uc)
 	(void)sig, (void)si, (void)uc;
 	if (!recover)
 		_exit(3);
-	faults_seen++;
+	__atomic_fetch_add(&faults_seen, 1, __ATOMIC_RELAXED);
 	siglongjmp(*recover, 1);
 }
 
