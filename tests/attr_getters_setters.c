@@ -232,8 +232,14 @@ static void test_getattr_np(void)
 	CHECK_OK(pthread_attr_destroy(&got));
 }
 
+static volatile int hold_detached = 1;
+
 static void *report_detach(void *arg)
 {
+	/* alive until main has tried to join it (on another VP it could have
+	 * ended first, and a handle that names nothing is ESRCH) */
+	while (hold_detached)
+		sched_yield();
 	pthread_attr_t a;
 	CHECK_OK(pthread_getattr_np(pthread_self(), &a));
 	CHECK_OK(pthread_attr_getdetachstate(&a, (int *)arg));
@@ -269,7 +275,9 @@ static void test_default_np(void)
 	pthread_t t;
 	CHECK_OK(pthread_create(&t, NULL, report_detach, (void *)&state));
 	CHECK_EQ(pthread_join(t, NULL), EINVAL);       /* detached by default now */
-	usleep(2000);
+	hold_detached = 0;
+	for (int i = 0; i < 5000 && state == -1; i++)
+		usleep(2000);
 	CHECK_EQ(state, PTHREAD_CREATE_DETACHED);
 
 	/* a default naming one stack is refused */

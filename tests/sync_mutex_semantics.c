@@ -31,18 +31,34 @@ static void *lock_record_unlock(void *arg)
 	return NULL;
 }
 
+static volatile int owner_may_go;
+
+/* lock_record_unlock, but holding m until main says go (on several VPs it
+ * runs as soon as it owns m: main's trylock must still find it held) */
+static void *lock_hold_record_unlock(void *arg)
+{
+	CHECK_OK(pthread_mutex_lock(&m));
+	while (!owner_may_go)
+		sched_yield();
+	order[norder++] = (int)(intptr_t)arg;
+	CHECK_OK(pthread_mutex_unlock(&m));
+	return NULL;
+}
+
 /* Unlock with a waiter makes the waiter the owner at once: the unlocker,
  * still running, can no longer take the mutex. */
 static void mutex_unlock_hands_off_to_waiter(void)
 {
 	norder = 0;
+	owner_may_go = 0;
 	CHECK_OK(pthread_mutex_lock(&m));
-	pthread_t t = test_spawn_prio(0, lock_record_unlock, 1);
+	pthread_t t = test_spawn_prio(0, lock_hold_record_unlock, 1);
 	test_settle();                      /* t runs and parks on m */
 	CHECK_EQ(norder, 0);
 	CHECK_OK(pthread_mutex_unlock(&m));
-	CHECK_EQ(pthread_mutex_trylock(&m), EBUSY);   /* t owns it, not yet run */
+	CHECK_EQ(pthread_mutex_trylock(&m), EBUSY);   /* t owns it (one VP: not yet run) */
 	CHECK_EQ(norder, 0);
+	owner_may_go = 1;
 	CHECK_OK(pthread_join(t, NULL));
 	CHECK_EQ(norder, 1);
 	CHECK_OK(pthread_mutex_trylock(&m));

@@ -137,6 +137,7 @@ struct tt {
 	bool dead;                    /* deleted: the service UT leaves at its next look */
 	bool gone;                    /* the service UT has closed the descriptor and left */
 	struct waitq goneq;           /* timer_delete waits here for gone */
+	pthread_t service;            /* the service UT's handle (dead once it has ended) */
 	struct tt *prev, *next;       /* every timer not yet freed (fork closes their fds) */
 };
 
@@ -253,11 +254,14 @@ static bool still_timerfd(int fd)
 /* ---- the notify UT ---- */
 
 /* Its first step, inside Weft: what to call, and its reference given back.
- * false in a forked child: the notification was the parent's. */
+ * false in a forked child (the notification was the parent's), and false
+ * once the timer is deleted: a notify UT made before timer_delete that has
+ * not started yet does not start after it (once timer_delete returns, no
+ * notification begins; one that began goes on to its end). */
 static bool notify_take(struct tt *t, void (**fn)(union sigval), union sigval *value)
 {
 	WEFT_CALL();
-	bool run = !forked(t);
+	bool run = !forked(t) && !t->dead;
 	*fn = t->fn;
 	*value = t->value;
 	tt_unref(t);
@@ -430,6 +434,7 @@ static int tt_create(clockid_t clk, const struct sigevent *evp, timer_t *out)
 		tt_unref(t);
 		return EAGAIN;
 	}
+	t->service = __weft_handle(u);
 	*out = slot_publish(slot, t);
 	/* a second UT exists: libc and libstdc++ must stop taking shortcuts
 	 * (as pthread_create says) */
@@ -453,9 +458,17 @@ static int tt_delete(timer_t id)
 	/* Wait for it, so that neither the descriptor nor the UT outlives the
 	 * call; not where the caller cannot switch (a signal handler over
 	 * libc), where the UT ends on its own later. */
-	if (woken && !__weft_noswitch(__weft_vp()))
+	if (woken && !__weft_noswitch(__weft_vp())) {
 		while (!t->gone)
 			__weft_park(&t->goneq, -1, WAIT_OTHER, t);
+		/* M:N: the service UT woke us on its way out and may still be
+		 * ending on another VP (its exit lets the runtime lock go for
+		 * its destructors): wait the microseconds until its handle is
+		 * dead, parked with a short deadline so that the lock is free
+		 * for it meanwhile.  In M:1 it has ended already. */
+		while (__weft_ut_lookup(t->service))
+			__weft_park(&t->goneq, __weft_now() + 20000, WAIT_OTHER, t);
+	}
 	tt_unref(t);           /* the table's, held until here: t outlives the wait */
 	return 0;
 }

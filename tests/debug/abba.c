@@ -1,15 +1,17 @@
-/* The classic ABBA deadlock between two named UTs. */
+/* The classic ABBA deadlock between two named UTs.  Each holds its first
+ * mutex before either asks for its second (a barrier, not a yield: on
+ * several VPs one could otherwise take both before the other starts). */
 #include <pthread.h>
-#include <sched.h>
 #include <stdio.h>
 
 static pthread_mutex_t first = PTHREAD_MUTEX_INITIALIZER, second = PTHREAD_MUTEX_INITIALIZER;
+static pthread_barrier_t both_hold;
 
 static void *ab(void *arg)
 {
 	(void)arg;
 	pthread_mutex_lock(&first);
-	sched_yield();
+	pthread_barrier_wait(&both_hold);
 	pthread_mutex_lock(&second);
 	return NULL;
 }
@@ -18,7 +20,7 @@ static void *ba(void *arg)
 {
 	(void)arg;
 	pthread_mutex_lock(&second);
-	sched_yield();
+	pthread_barrier_wait(&both_hold);
 	pthread_mutex_lock(&first);
 	return NULL;
 }
@@ -26,6 +28,7 @@ static void *ba(void *arg)
 int main(void)
 {
 	pthread_t a, b;
+	pthread_barrier_init(&both_hold, NULL, 2);
 	pthread_create(&a, NULL, ab, NULL);
 	pthread_create(&b, NULL, ba, NULL);
 	pthread_setname_np(a, "alpha");
