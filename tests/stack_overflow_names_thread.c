@@ -61,6 +61,18 @@ struct child_args {
 	const char *name;
 };
 
+static volatile int named;
+static void *(*volatile named_fn)(void *);
+
+/* The UT's start: once main has named it (on several VPs it would
+ * otherwise run, and overflow, before pthread_setname_np). */
+static void *after_naming(void *arg)
+{
+	while (!named)
+		sched_yield();
+	return named_fn(arg);
+}
+
 static void child(void *p)
 {
 	const struct child_args *c = p;
@@ -70,8 +82,10 @@ static void child(void *p)
 	if (c->guard >= 0)
 		CHECK_OK(pthread_attr_setguardsize(&a, (size_t)c->guard));
 	want_guard = (size_t)c->guard;
-	CHECK_OK(pthread_create(&t, &a, c->fn, NULL));
+	named_fn = c->fn;
+	CHECK_OK(pthread_create(&t, &a, after_naming, NULL));
 	CHECK_OK(pthread_setname_np(t, c->name));
+	named = 1;
 	pthread_join(t, NULL);
 	/* returning ends the child with 0: survived, and the parent fails */
 }

@@ -990,6 +990,9 @@ void __weft_sig_route(struct vp *vp, int sig, siginfo_t *si, ucontext_t *uc) HID
 /* The carrier's kernel mask as Weft keeps it (what no UT could take, what
  * is deferred, and a running handler's mask), set with no window. */
 void __weft_sig_kmask_sync(struct vp *vp) HIDDEN;
+/* M:N: bring this carrier's kernel mask up to the process's tally, which
+ * another VP may have changed (the idle loop, before it sleeps). */
+void __weft_sig_kmask_refresh(struct vp *vp) HIDDEN;
 /* Run the running UT's due handlers (a fake call at a safe point).  True
  * if one ran. */
 bool __weft_sig_run_cur(struct vp *vp) HIDDEN;

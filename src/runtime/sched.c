@@ -272,6 +272,10 @@ static int idle(struct vp *vp)
 			__weft_timers_run(__weft_now());
 			continue;
 		}
+		/* M:N: a sleeping carrier's kernel mask as the process's tally
+		 * says now (another VP may have changed it: sigdeliver.c) */
+		if (unlikely(__weft_mn))
+			__weft_sig_kmask_refresh(vp);
 		uint32_t seen = __atomic_load_n(&vp->wake, __ATOMIC_ACQUIRE);
 		idle_begin(vp);
 		/* a signal deferred since the look above would otherwise wait

@@ -250,10 +250,9 @@ static void tally(uint64_t mask, int by)
 		blocked_n[__builtin_ctzll(m)] += (uint32_t)by;
 }
 
-/* Put the kernel mask Weft keeps on the carrier right, if it changed.  In
- * the dispatcher the kernel puts back the interrupted context's mask at
- * sigreturn, so signal.c writes vp->sig_kmask there instead. */
-static void kmask_apply(struct vp *vp)
+/* What every carrier's kernel mask should block now: what every counted
+ * UT blocks and no sigwait waits for, and what back-pressure holds. */
+static uint64_t kwant(void)
 {
 	uint64_t all = 0;
 	if (__weft_sig_counted && __weft_sig_masked_uts == __weft_sig_counted) {
@@ -261,7 +260,22 @@ static void kmask_apply(struct vp *vp)
 			if (blocked_n[i] == __weft_sig_counted)
 				all |= 1ull << i;
 	}
-	uint64_t want = (all | kforce) & ~waitset & routable();
+	return (all | kforce) & ~waitset & routable();
+}
+
+/* Put the kernel mask Weft keeps on the carrier right, if it changed.  In
+ * the dispatcher the kernel puts back the interrupted context's mask at
+ * sigreturn, so signal.c writes vp->sig_kmask there instead.
+ *
+ * M:N: the tally is the process's, but a carrier's mask can be set only
+ * by that carrier, so the other VPs' masks lag behind a change until
+ * they next come here (a tally change of theirs, or the idle loop,
+ * __weft_sig_kmask_refresh).  A lagging carrier that lets a signal in
+ * that every UT blocks gives it back to the kernel (route, below): the
+ * masks are hints and the kernel's pending set stays the truth. */
+static void kmask_apply(struct vp *vp)
+{
+	uint64_t want = kwant();
 	if (want == vp->sig_kmask)
 		return;
 	vp->sig_kmask = want;
@@ -421,6 +435,11 @@ void __weft_sig_pending(sigset_t *set)
 void __weft_sig_kmask_sync(struct vp *vp)
 {
 	kset(vp, vp->sig_kmask);
+}
+
+void __weft_sig_kmask_refresh(struct vp *vp)
+{
+	kmask_apply(vp);
 }
 
 struct alt_call {
@@ -785,6 +804,26 @@ static void deliver_proc_pending(struct ut *t)
 	}
 }
 
+/* M:N: every UT blocks sig, but this carrier's mask lagged (another VP
+ * changed the tally) and the kernel handed it over: give it back to the
+ * kernel's pending set, where NPTL would have left it and where another
+ * process sees it, and block it here from now (the caller puts
+ * vp->sig_kmask on the carrier).  The kernel lets a process queue any
+ * siginfo to itself only from its first thread (the tid that is the
+ * pid); from another carrier a kill() signal is sent again by kill(),
+ * whose si_pid and si_uid are then the process's own, and any other kind
+ * stays pending in Weft (proc_pend) as before.  True if the kernel has it. */
+static bool requeue_to_kernel(struct vp *vp, int sig, siginfo_t *si)
+{
+	uint64_t one = BIT(sig);
+	vp->sig_kmask = kwant();
+	kmask(SIG_BLOCK, &one, NULL);             /* not back here at once */
+	pid_t pid = getpid();
+	if (__weft_raw_syscall6(SYS_rt_sigqueueinfo, pid, sig, (long)si, 0, 0, 0) == 0)
+		return true;
+	return si->si_code == SI_USER && __weft_raw_syscall6(SYS_kill, pid, sig, 0, 0, 0, 0) == 0;
+}
+
 void __weft_sig_route(struct vp *vp, int sig, siginfo_t *si, ucontext_t *uc)
 {
 	struct ut *cur = vp->cur;
@@ -819,6 +858,9 @@ void __weft_sig_route(struct vp *vp, int sig, siginfo_t *si, ucontext_t *uc)
 		struct sigaction a;
 		__weft_sig_action(sig, &a);
 		if (a.sa_handler == SIG_IGN)
+			return;
+		if (unlikely(__weft_mn) && si->si_code != SI_TKILL && (kwant() & BIT(sig)) &&
+		    requeue_to_kernel(vp, sig, si))
 			return;
 		enqueue(&proc_q, &proc_pend, sig, si);
 		return;

@@ -110,6 +110,18 @@ static void *return_at_once(void *arg) { return arg; }
 
 /* ---- thread handles ---- */
 
+/* Until every other UT has parked or ended: on one VP a few yields do it;
+ * on several (WEFT_VPS) a UT may still be running on another VP. */
+static void settle(void)
+{
+	struct weft_stats s;
+	for (int i = 0; i < 100000; i++) {
+		if (weft_stats_get(&s, sizeof s) != 0 || s.threads_ready == 0)
+			return;
+		sched_yield();
+	}
+}
+
 enum tkind {
 	TH_SELF, TH_LIVE, TH_ZOMBIE, TH_JOINED, TH_DETACHED_LIVE, TH_DETACHED_GONE,
 	TH_RANDOM, TH_ZERO, TH_ONES, TH_WRONG_GEN, TH_BEING_JOINED, TH_MAIN, TH_NKINDS
@@ -147,12 +159,14 @@ static pthread_t make_thread(enum tkind k)
 	case TH_LIVE:
 		t = spawn(park_forever, NULL);
 		sched_yield();
+		settle();
 		return t;
 	case TH_BEING_JOINED:
 		t = spawn(park_forever, NULL);
 		spawn(join_it, (void *)(uintptr_t)t);
 		for (int i = 0; i < 10; i++)
 			sched_yield();
+		settle();
 		return t;
 	case TH_ZOMBIE:
 		t = spawn(return_at_once, (void *)1);
@@ -167,11 +181,14 @@ static pthread_t make_thread(enum tkind k)
 		t = spawn(park_forever, NULL);
 		ENSURE(pthread_detach(t) == 0);
 		sched_yield();
+		settle();
 		return t;
 	case TH_DETACHED_GONE:
 		t = spawn(return_at_once, NULL);
 		ENSURE(pthread_detach(t) == 0);
 		for (int i = 0; i < 10; i++)
+			sched_yield();
+		for (int i = 0; i < 100000 && weft_ping(t) == 0; i++)
 			sched_yield();
 		return t;
 	case TH_RANDOM:
