@@ -97,6 +97,18 @@ static inline long test_iters(long n)
  * the POSIX policy one yield usually does it; under a debug schedule
  * (WEFT_SCHED=random:...) it may take several, so ordering checks written
  * "after the others have parked" hold under every schedule. */
+/* Wait (generously bounded) until *flag == want, with several VPs only: on
+ * one VP what the caller checks has happened at once (a hand-over ran the
+ * new owner), and the check stays exact there. */
+static inline void test_await_on_many_vps(volatile int *flag, int want)
+{
+	struct weft_stats s;
+	if (weft_stats_get(&s, sizeof s) != 0 || s.vps <= 1)
+		return;
+	for (long i = 0; i < 10000000 && *flag != want; i++)
+		sched_yield();
+}
+
 static inline void test_settle(void)
 {
 	for (int i = 0; i < 1000; i++) {       /* others may never block */

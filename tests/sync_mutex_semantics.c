@@ -78,6 +78,7 @@ static void mutex_waiters_by_priority_then_fifo(void)
 	for (int i = 0; i < 5; i++)
 		t[i] = test_spawn_prio(prio[i], lock_record_unlock, i + 1);
 	set_self_prio(0);                   /* now every waiter runs and parks */
+	test_settle();                      /* (several VPs: until all have parked) */
 	CHECK_OK(pthread_mutex_unlock(&m));
 	for (int i = 0; i < 5; i++)
 		CHECK_OK(pthread_join(t[i], NULL));

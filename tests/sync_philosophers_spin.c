@@ -141,6 +141,7 @@ PASSES_NULL static void spin_semantics(void)
 	CHECK_OK(pthread_attr_destroy(&a));
 	CHECK(spin_count != -1);
 	CHECK_OK(pthread_spin_unlock(&sl));   /* hands over; the spinner runs at once */
+	test_await_on_many_vps(&spin_count, -1);   /* (or on its own VP, meanwhile) */
 	CHECK_EQ(spin_count, -1);
 	CHECK_OK(pthread_join(t[0], NULL));
 	CHECK_EQ(pthread_spin_unlock(&sl), EPERM);   /* not held */

@@ -25,7 +25,9 @@
  *
  * Mainline only (the VP's UTs): a handler on another kernel thread reading
  * a UT's clock reads a value the mainline may be updating (a torn read is
- * at worst stale; documented).
+ * at worst stale; documented).  M:N: accounting, once on, is on for every
+ * VP; a read takes the runtime lock and adds, for a UT running on another
+ * VP, that VP's carrier's clock (read by tid) since its mark.
  */
 #include "rt.h"
 #include "../arch/arch.h"
@@ -78,13 +80,31 @@ static int64_t carrier_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+/* Another kernel thread's CPU clock, by its tid (glibc's
+ * MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED)); 0 if it cannot be read. */
+static int64_t kernel_thread_ns(pid_t tid)
+{
+	struct timespec ts;
+	clockid_t clk = (clockid_t)((~(unsigned)tid << 3) | 6);
+	if (tid <= 0 || sys_gettime(clk, &ts) != 0)
+		return 0;
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Turn the accounting on, on every VP (M:N: the others' carriers are
+ * read by tid; they charge their own UTs at their switches from here). */
 static void acct_on(void)
 {
-	struct vp *vp = __weft_vp();
-	if (vp->cpu_acct || !__weft_on_vp_thread(vp))
+	struct vp *me = __weft_vp();
+	if (me->cpu_acct || !__weft_on_vp_thread(me))
 		return;
-	vp->cpu_mark = carrier_ns();
-	vp->cpu_acct = 1;
+	for (unsigned i = 0; i < __weft_proc.nvps; i++) {
+		struct vp *v = &__weft_vps[i];
+		if (v->cpu_acct)
+			continue;
+		v->cpu_mark = v == me ? carrier_ns() : kernel_thread_ns(v->tid);
+		v->cpu_acct = 1;
+	}
 }
 
 void __weft_cpu_switch(struct vp *vp, struct ut *prev)
@@ -100,12 +120,21 @@ void __weft_cpu_carry(struct vp *vp)
 		vp->cpu_mark = carrier_ns();
 }
 
+/* t's CPU time: what its switches charged, and, if it runs now, its
+ * carrier's time since its switch-in (M:N: on whichever VP runs it). */
 static int64_t ut_ns(struct ut *t)
 {
-	struct vp *vp = __weft_vp();
+	struct vp *me = __weft_vp();
 	int64_t ns = t->cpu_ns;
-	if (t == vp->cur && vp->cpu_acct && __weft_on_vp_thread(vp))
-		ns += carrier_ns() - vp->cpu_mark;
+	for (unsigned i = 0; i < __weft_proc.nvps; i++) {
+		struct vp *v = &__weft_vps[i];
+		if (t != v->cur || !v->cpu_acct)
+			continue;
+		if (v == me)
+			ns += __weft_on_vp_thread(me) ? carrier_ns() - me->cpu_mark : 0;
+		else
+			ns += kernel_thread_ns(v->tid) - v->cpu_mark;
+	}
 	return ns;
 }
 
@@ -157,8 +186,16 @@ EXPORT int clock_gettime(clockid_t clk, struct timespec *ts)
 		errno = EFAULT;
 		return -1;
 	}
+	/* M:N: the other VPs' cur and marks are theirs under the runtime
+	 * lock (this is Weft's text: no tick moves the caller meanwhile) */
+	struct vp *vp = __weft_vp();
+	bool lock = __weft_mn && !vp->in_weft;
+	if (lock)
+		__weft_rtl_lock();
 	acct_on();
 	int64_t ns = ut_ns(t);
+	if (lock)
+		__weft_rtl_unlock();
 	ts->tv_sec = ns / 1000000000;
 	ts->tv_nsec = ns % 1000000000;
 	return 0;

@@ -185,7 +185,9 @@ static int enqueue(struct sig_rec **q, uint64_t *pend, int sig, const siginfo_t 
 	r->info = *si;
 	r->info.si_signo = sig;
 	r->next = NULL;
-	if (unlikely(recs_free_n < RECS_LOW) && !(kforce & BIT(sig))) {
+	if (unlikely(recs_free_n < RECS_LOW)) {
+		/* M:N: another VP may have set the bit already, and this
+		 * carrier's mask not followed yet: apply here too */
 		kforce |= BIT(sig);
 		kmask_apply(__weft_vp());
 	}
@@ -805,9 +807,10 @@ static void deliver_proc_pending(struct ut *t)
 }
 
 /* M:N: every UT blocks sig, but this carrier's mask lagged (another VP
- * changed the tally) and the kernel handed it over: give it back to the
- * kernel's pending set, where NPTL would have left it and where another
- * process sees it, and block it here from now (the caller puts
+ * changed the tally) and the kernel handed it over; or no record is left
+ * for it (back-pressure another VP's carrier had started): give it back to
+ * the kernel's pending set, where NPTL would have left it and where
+ * another process sees it, and block it here from now (the caller puts
  * vp->sig_kmask on the carrier).  The kernel lets a process queue any
  * siginfo to itself only from its first thread (the tid that is the
  * pid); from another carrier a kill() signal is sent again by kill(),
@@ -862,7 +865,8 @@ void __weft_sig_route(struct vp *vp, int sig, siginfo_t *si, ucontext_t *uc)
 		if (unlikely(__weft_mn) && si->si_code != SI_TKILL && (kwant() & BIT(sig)) &&
 		    requeue_to_kernel(vp, sig, si))
 			return;
-		enqueue(&proc_q, &proc_pend, sig, si);
+		if (enqueue(&proc_q, &proc_pend, sig, si) != 0)
+			requeue_to_kernel(vp, sig, si);   /* no record left: the kernel keeps it */
 		return;
 	}
 	if (to == cur && running && !(cur->sig_mask & BIT(sig)) && uc) {
@@ -879,8 +883,13 @@ void __weft_sig_route(struct vp *vp, int sig, siginfo_t *si, ucontext_t *uc)
 		if (__weft_sig_send(to, sig, si) == 0)
 			return;
 	}
-	if (enqueue(&to->sig_q, &to->sig_pend, sig, si) != 0)
-		return;                           /* no room: lost, as at RLIMIT_SIGPENDING */
+	if (enqueue(&to->sig_q, &to->sig_pend, sig, si) != 0) {
+		/* no record left (M:N: a carrier whose mask had not yet
+		 * followed the back-pressure): the kernel keeps it, blocked
+		 * here, until the UTs have taken what is queued */
+		requeue_to_kernel(vp, sig, si);
+		return;
+	}
 	ready_update(to);
 	notify(vp, to, sig);
 }

@@ -96,6 +96,8 @@ static void wait_flag(volatile int *flag)
 	for (int i = 0; !*flag; i++) {
 		sched_yield();
 		if (i > 100000)
+			sleep_ns(100000);             /* several VPs: it may be on a busy one */
+		if (i > 150000)
 			check_true("helper thread got going", false);
 	}
 }
@@ -115,10 +117,13 @@ static void *return_at_once(void *arg) { return arg; }
 static void settle(void)
 {
 	struct weft_stats s;
-	for (int i = 0; i < 100000; i++) {
+	for (int i = 0; i < 150000; i++) {
 		if (weft_stats_get(&s, sizeof s) != 0 || s.threads_ready == 0)
 			return;
-		sched_yield();
+		if (i < 100000)
+			sched_yield();
+		else
+			sleep_ns(100000);
 	}
 }
 
@@ -188,8 +193,11 @@ static pthread_t make_thread(enum tkind k)
 		ENSURE(pthread_detach(t) == 0);
 		for (int i = 0; i < 10; i++)
 			sched_yield();
-		for (int i = 0; i < 100000 && weft_ping(t) == 0; i++)
-			sched_yield();
+		for (int i = 0; i < 150000 && weft_ping(t) == 0; i++)
+			if (i < 100000)
+				sched_yield();
+			else
+				sleep_ns(100000);     /* up to 5 s more: a busy other VP */
 		return t;
 	case TH_RANDOM:
 		return (pthread_t)rnd();

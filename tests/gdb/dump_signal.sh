@@ -38,10 +38,14 @@ grep -q '^continued$' "$d/out" || fail "setting: the program did not go on"
 	fail "setting: the three blocked UTs not listed in both dumps"
 WEFT_DUMP_SIGNAL=SIGQUIT timeout 60 "$bin" storm >"$d/out" 2>"$d/err" || fail "storm: exited $?"
 grep -q '^storm over, [0-9]* deferred$' "$d/out" || fail "storm: the program did not finish"
-heads=$(grep -c '^weft: thread dump on SIGQUIT: 3 threads$' "$d/err")
+# Each dump lists as many threads as its header says: 3 while the storm
+# runs; under several VPs a dump deferred on another VP may come as the
+# yielders end (2 or 1).
+heads=$(grep -Ec '^weft: thread dump on SIGQUIT: [1-3] threads?$' "$d/err")
 tails=$(grep -c '^weft: end of thread dump$' "$d/err")
 [ "$heads" -ge 1 ] && [ "$heads" -eq "$tails" ] || fail "storm: $heads headers, $tails trailers"
-[ "$(grep -c '^weft:   thread ' "$d/err")" -eq $((3 * heads)) ] || fail "storm: a dump without its three threads"
+listed=$(sed -n 's/^weft: thread dump on SIGQUIT: \([0-9]*\) threads\{0,1\}$/\1/p' "$d/err" | awk '{ n += $1 } END { print n + 0 }')
+[ "$(grep -c '^weft:   thread ' "$d/err")" -eq "$listed" ] || fail "storm: a dump without all its threads"
 (ulimit -c 0; WEFT_DUMP_SIGNAL=QUIT:exit exec timeout 20 "$bin" setting >"$d/out" 2>"$d/err")
 rc=$?
 [ $rc -eq $((128 + 3)) ] || fail "setting :exit: status $rc, expected death by SIGQUIT (131)"
