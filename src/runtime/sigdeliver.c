@@ -179,18 +179,21 @@ static int enqueue(struct sig_rec **q, uint64_t *pend, int sig, const siginfo_t 
 {
 	if (sig < SIGRTMIN && (*pend & BIT(sig)))
 		return 0;
+	if (unlikely(recs_free_n < RECS_LOW)) {
+		/* before the record is taken, so that a caller that finds none
+		 * left gives the signal back to the kernel with it blocked
+		 * (route's requeue: never let straight back in); M:N: another
+		 * VP may have set the bit already, and this carrier's mask
+		 * not followed yet: apply here too */
+		kforce |= BIT(sig);
+		kmask_apply(__weft_vp());
+	}
 	struct sig_rec *r = rec_get();
 	if (!r)
 		return EAGAIN;
 	r->info = *si;
 	r->info.si_signo = sig;
 	r->next = NULL;
-	if (unlikely(recs_free_n < RECS_LOW)) {
-		/* M:N: another VP may have set the bit already, and this
-		 * carrier's mask not followed yet: apply here too */
-		kforce |= BIT(sig);
-		kmask_apply(__weft_vp());
-	}
 	struct sig_rec **tail = q;
 	while (*tail)
 		tail = &(*tail)->next;
