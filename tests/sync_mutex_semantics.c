@@ -75,8 +75,13 @@ static void mutex_waiters_by_priority_then_fifo(void)
 	norder = 0;
 	set_self_prio(50);
 	CHECK_OK(pthread_mutex_lock(&m));
-	for (int i = 0; i < 5; i++)
+	for (int i = 0; i < 5; i++) {
 		t[i] = test_spawn_prio(prio[i], lock_record_unlock, i + 1);
+		/* several VPs: each runs at once on another and parks before
+		 * the next is made, so they arrive in the order made (one VP:
+		 * they wait for main to drop below them; this returns) */
+		test_settle();
+	}
 	set_self_prio(0);                   /* now every waiter runs and parks */
 	test_settle();                      /* (several VPs: until all have parked) */
 	CHECK_OK(pthread_mutex_unlock(&m));
