@@ -73,22 +73,31 @@ int __weft_libc_clock_gettime(clockid_t clk, struct timespec *ts)
 	return libc_gettime(clk, ts);
 }
 
-static int64_t carrier_ns(void)
+/* A CPU clock's reading in ns; 0 if it cannot be read. */
+static int64_t cpu_clock_ns(clockid_t clk)
 {
 	struct timespec ts;
-	sys_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	if (sys_gettime(clk, &ts) != 0)
+		return 0;
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-/* Another kernel thread's CPU clock, by its tid (glibc's
- * MAKE_THREAD_CPUCLOCK(tid, CPUCLOCK_SCHED)); 0 if it cannot be read. */
+/* glibc's MAKE_THREAD_CPUCLOCK(id, CPUCLOCK_SCHED): a kernel thread's by
+ * its tid, a UT's by its pseudo-tid (__weft_ut_clock). */
+static clockid_t thread_cpuclock(unsigned id)
+{
+	return (clockid_t)((~id << 3) | 6);       /* CPUCLOCK_PERTHREAD | CPUCLOCK_SCHED */
+}
+
+static int64_t carrier_ns(void)
+{
+	return cpu_clock_ns(CLOCK_THREAD_CPUTIME_ID);
+}
+
+/* Another VP's carrier's CPU clock, read by its tid (M:N). */
 static int64_t kernel_thread_ns(pid_t tid)
 {
-	struct timespec ts;
-	clockid_t clk = (clockid_t)((~(unsigned)tid << 3) | 6);
-	if (tid <= 0 || sys_gettime(clk, &ts) != 0)
-		return 0;
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+	return tid > 0 ? cpu_clock_ns(thread_cpuclock((unsigned)tid)) : 0;
 }
 
 /* Turn the accounting on, on every VP (M:N: the others' carriers are
@@ -140,8 +149,7 @@ static int64_t ut_ns(struct ut *t)
 
 clockid_t __weft_ut_clock(const struct ut *t)
 {
-	unsigned pseudo = UT_CLOCK_BASE + (t->slot & (UT_CLOCK_SLOTS - 1));
-	return (clockid_t)((~pseudo << 3) | 6);   /* CPUCLOCK_PERTHREAD | CPUCLOCK_SCHED */
+	return thread_cpuclock(UT_CLOCK_BASE + (t->slot & (UT_CLOCK_SLOTS - 1)));
 }
 
 /* The UT a clock id names, or NULL (a clock that is not a UT's). */

@@ -205,6 +205,15 @@ static int running_prio(const struct vp *v)
 	return c->prio;
 }
 
+unsigned __weft_mn_running_elsewhere(const struct vp *self)
+{
+	unsigned n = 0;
+	for (unsigned i = 0; i < __weft_proc.nvps; i++)
+		if (&__weft_vps[i] != self && running_prio(&__weft_vps[i]) >= 0)
+			n++;
+	return n;
+}
+
 /* The VP running the lowest priority below `below`, counting `self` at
  * its own cur's priority; NULL if none runs that low. */
 static struct vp *lowest_below(struct vp *self, int below, bool count_self)

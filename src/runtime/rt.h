@@ -44,6 +44,9 @@
  *     `signals` for a UT running there (sigdeliver.c, notify) and its
  *     async_cancel (posix/cancel.c), and a spinning idle VP reads
  *     __weft_rq.nready, its own inbox and signals without the lock (hints).
+ *     weft_stats_get, on any VP, reads the counters and whether each other
+ *     VP's cur is a running UT (cur, its state) without the lock: a
+ *     snapshot for the program, never used to decide.
  *     The activations monitor and foreign kernel threads read only what is
  *     marked at each field.
  */
@@ -556,7 +559,10 @@ void __weft_warn(const char *fmt, ...) HIDDEN __attribute__((format(printf, 1, 2
  * it (a UT that moved between VPs).  Its acquire and release order every
  * access to runtime and sync state: the one memory-ordering argument for
  * every object (docs/architecture.md, "M:N").  A spin, then a futex wait
- * (0 free, 1 held, 2 held with sleepers).  Never taken in M:1. */
+ * (0 free, 1 held, 2 held with sleepers).  Never taken in M:1.  Also
+ * taken, by a kernel thread that does not hold it (in_weft clear), by the
+ * dump signal's handler over the program's code (signal.c, on_dump) and by
+ * clock_gettime of a CPU clock (cpuclock.c), to read other VPs' state. */
 extern volatile uint32_t __weft_rtl HIDDEN;
 void __weft_rtl_lock_slow(void) HIDDEN;
 void __weft_rtl_wake(void) HIDDEN;
@@ -583,6 +589,9 @@ void __weft_mn_wake_idle(void) HIDDEN;
 /* A ready UT outranks the running one: the VP that runs the lowest
  * priority, if that is not this one (whose UT the caller preempts). */
 struct vp *__weft_mn_lower_vp(struct vp *self) HIDDEN;
+/* How many other VPs run a UT now (weft_stats_get's threads_ready: read
+ * without the lock, a snapshot). */
+unsigned __weft_mn_running_elsewhere(const struct vp *self) HIDDEN;
 /* Send vp's carrier a kick (the tick's signal) to act on its ready queues. */
 void __weft_mn_kick(struct vp *vp) HIDDEN;
 /* Nothing ready: the VP goes to its idle context (sched.c). */

@@ -61,13 +61,8 @@ EXPORT int weft_stats_get(struct weft_stats *out, size_t size)
 	 * too).  Another VP's cur is read without the runtime lock: a
 	 * snapshot, as every counter here is. */
 	s.threads_ready = __weft_rq.nready;
-	const struct vp *me = __weft_vp();
-	for (unsigned i = 0; __weft_mn && i < proc->nvps; i++) {
-		const struct vp *v = &__weft_vps[i];
-		const struct ut *t = __atomic_load_n(&v->cur, __ATOMIC_RELAXED);
-		if (v != me && t && t != &v->idle_ut && t->state == UT_RUNNING)
-			s.threads_ready++;
-	}
+	if (__weft_mn)
+		s.threads_ready += __weft_mn_running_elsewhere(__weft_vp());
 	s.handoffs = c.handoffs;
 	s.rejoins = c.rejoins;
 	s.threads_off_vp = offvp;
