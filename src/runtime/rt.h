@@ -44,10 +44,7 @@
  *     `signals` for a UT running there (sigdeliver.c, notify) and its
  *     async_cancel (posix/cancel.c), and a spinning idle VP reads
  *     __weft_rq.nready, its own inbox and signals without the lock (hints).
- *     weft_stats_get, on any VP, reads the counters and whether each other
- *     VP's cur is a running UT (cur, its state) without the lock: a
- *     snapshot for the program, never used to decide.
- *     The activations monitor and foreign kernel threads read only what is
+ * *     The activations monitor and foreign kernel threads read only what is
  *     marked at each field.
  */
 #ifndef WEFT_RT_H
@@ -561,8 +558,9 @@ void __weft_warn(const char *fmt, ...) HIDDEN __attribute__((format(printf, 1, 2
  * every object (docs/architecture.md, "M:N").  A spin, then a futex wait
  * (0 free, 1 held, 2 held with sleepers).  Never taken in M:1.  Also
  * taken, by a kernel thread that does not hold it (in_weft clear), by the
- * dump signal's handler over the program's code (signal.c, on_dump) and by
- * clock_gettime of a CPU clock (cpuclock.c), to read other VPs' state. */
+ * dump signal's handler over the program's code (signal.c, on_dump), by
+ * clock_gettime of a CPU clock (cpuclock.c) and by weft_stats_get
+ * (stats.c), to read other VPs' state. */
 extern volatile uint32_t __weft_rtl HIDDEN;
 void __weft_rtl_lock_slow(void) HIDDEN;
 void __weft_rtl_wake(void) HIDDEN;
@@ -589,8 +587,8 @@ void __weft_mn_wake_idle(void) HIDDEN;
 /* A ready UT outranks the running one: the VP that runs the lowest
  * priority, if that is not this one (whose UT the caller preempts). */
 struct vp *__weft_mn_lower_vp(struct vp *self) HIDDEN;
-/* How many other VPs run a UT now (weft_stats_get's threads_ready: read
- * without the lock, a snapshot). */
+/* How many other VPs run a UT now (weft_stats_get's threads_ready; under
+ * the lock, where no UT is between the ready queue and a VP). */
 unsigned __weft_mn_running_elsewhere(const struct vp *self) HIDDEN;
 /* Send vp's carrier a kick (the tick's signal) to act on its ready queues. */
 void __weft_mn_kick(struct vp *vp) HIDDEN;

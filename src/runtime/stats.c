@@ -18,6 +18,14 @@ EXPORT int weft_stats_get(struct weft_stats *out, size_t size)
 	if (!out)
 		return EINVAL;
 	__weft_ensure();
+	/* M:N: other VPs' counters and what they run, under the runtime lock:
+	 * without it a UT another VP is switching to is neither ready nor
+	 * running, and a program waiting for the others to settle stops too
+	 * soon (api_fuzz's second joiner) */
+	struct vp *self_vp = __weft_vp();
+	bool lock = __weft_mn && !self_vp->in_weft;
+	if (lock)
+		__weft_rtl_lock();
 	const struct weft_proc *proc = &__weft_proc;
 	struct weft_stats s;
 	memset(&s, 0, sizeof s);
@@ -58,16 +66,17 @@ EXPORT int weft_stats_get(struct weft_stats *out, size_t size)
 	s.signals_deferred = c.signals_deferred;
 	/* Ready to run: queued, and under M:N also running on another VP
 	 * (a program that waits for the others to settle waits for those
-	 * too).  Another VP's cur is read without the runtime lock: a
-	 * snapshot, as every counter here is. */
+	 * too). */
 	s.threads_ready = __weft_rq.nready;
 	if (__weft_mn)
-		s.threads_ready += __weft_mn_running_elsewhere(__weft_vp());
+		s.threads_ready += __weft_mn_running_elsewhere(self_vp);
 	s.handoffs = c.handoffs;
 	s.rejoins = c.rejoins;
 	s.threads_off_vp = offvp;
 	__weft_kt_counts(&s.kthreads_made, &s.kthreads_spare);
 	s.takeovers = c.takeovers;
+	if (lock)
+		__weft_rtl_unlock();
 	memcpy(out, &s, size < sizeof s ? size : sizeof s);
 	return 0;
 }
