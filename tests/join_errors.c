@@ -23,9 +23,11 @@ static void *sleep_then_ret(void *arg)
 	return arg;
 }
 
+static int self_detached;
 static void *detach_self(void *arg)
 {
 	CHECK_OK(pthread_detach(pthread_self()));
+	__atomic_store_n(&self_detached, 1, __ATOMIC_RELEASE);
 	return NULL;
 }
 
@@ -137,8 +139,16 @@ static void test_detached(void)
 
 	/* a UT can detach itself; its slot is freed when it ends */
 	CHECK_OK(pthread_create(&t, NULL, detach_self, NULL));
-	sched_yield();
-	CHECK_EQ(pthread_join(t, NULL), ESRCH);
+	/* Under several VPs it may not have run yet, and a join before its
+	 * detach would make the detach EINVAL: wait for the detach. Then the
+	 * handle is EINVAL while the UT lives (detached) and ESRCH once it has
+	 * ended and its slot is free. */
+	while (!__atomic_load_n(&self_detached, __ATOMIC_ACQUIRE))
+		sched_yield();
+	int r;
+	while ((r = pthread_join(t, NULL)) == EINVAL)
+		sched_yield();
+	CHECK_EQ(r, ESRCH);
 }
 
 static pthread_t main_thread, first_target;

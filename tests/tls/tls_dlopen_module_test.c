@@ -3,7 +3,8 @@
  * 100 UTs exist, is per UT.  This program itself has no TLS, so its UTs
  * start out sharing the kernel thread's TLS; the dlopen turns per-UT TLS on
  * and every UT, old or new, gets its own copy of the module's variables
- * (through __tls_get_addr and its own DTV) and of errno.
+ * (through __tls_get_addr and its own DTV) and of errno.  All 150 stay alive
+ * until each has taken its address, so distinct addresses are required.
  */
 #include "check.h"
 
@@ -19,6 +20,7 @@ static void *(*module_address)(void);
 static volatile int loaded;
 static long wrong;
 static void *addresses[OLD + NEW];
+static int recorded;                    /* UTs that have stored their address */
 
 static void *run(void *arg)
 {
@@ -36,6 +38,14 @@ static void *run(void *arg)
 		    errno != (int)id)
 			wrong++;
 	}
+	/* A module block is freed when its UT ends, and malloc may hand the
+	 * same bytes to a later UT; addresses are distinct among UTs alive at
+	 * once, so none ends before every one has recorded its own (under
+	 * several VPs the old UTs could otherwise end while main still creates
+	 * the new ones). */
+	__atomic_add_fetch(&recorded, 1, __ATOMIC_SEQ_CST);
+	while (__atomic_load_n(&recorded, __ATOMIC_SEQ_CST) < OLD + NEW)
+		sched_yield();
 	return NULL;
 }
 
