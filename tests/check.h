@@ -93,10 +93,6 @@ static inline long test_iters(long n)
 	return r > 0 ? r : 1;
 }
 
-/* Let every other UT run until it blocks: yield while any is ready.  Under
- * the POSIX policy one yield usually does it; under a debug schedule
- * (WEFT_SCHED=random:...) it may take several, so ordering checks written
- * "after the others have parked" hold under every schedule. */
 /* Wait (generously bounded) until *flag == want, with several VPs only: on
  * one VP what the caller checks has happened at once (a hand-over ran the
  * new owner), and the check stays exact there. */
@@ -109,6 +105,12 @@ static inline void test_await_on_many_vps(volatile int *flag, int want)
 		sched_yield();
 }
 
+/* Let every other UT run until it blocks: yield while any is ready.  Under
+ * the POSIX policy one yield usually does it; under a debug schedule
+ * (WEFT_SCHED=random:...) it may take several, so ordering checks written
+ * "after the others have parked" hold under every schedule. Under several VPs
+ * a UT running on another VP counts as ready (weft_stats_get's
+ * threads_ready). */
 static inline void test_settle(void)
 {
 	for (int i = 0; i < 1000; i++) {       /* others may never block */

@@ -127,8 +127,14 @@ static void cond_signal_wakes_highest_priority(void)
 	pthread_t t[5];
 	norder = 0;
 	tokens = 0;
-	for (int i = 0; i < 5; i++)
-		t[i] = test_spawn_prio(prio[i], wait_token, i + 1);   /* each runs and parks */
+	/* Each runs and parks before the next is made: on one VP it outranks
+	 * main and runs at once; with several it may start on another VP, and
+	 * two could otherwise park out of creation order (FIFO within a level
+	 * is by arrival). */
+	for (int i = 0; i < 5; i++) {
+		t[i] = test_spawn_prio(prio[i], wait_token, i + 1);
+		test_settle();
+	}
 	for (int i = 0; i < 5; i++) {
 		CHECK_OK(pthread_mutex_lock(&m));
 		tokens++;
