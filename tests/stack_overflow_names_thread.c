@@ -2,7 +2,9 @@
  * naming the thread (Weft id and name) and the fault address, never silent
  * corruption.  Each case runs in a forked child whose stderr the parent
  * reads:
- *   - unbounded recursion on a default stack hits the default guard;
+ *   - unbounded recursion on a default stack hits the default guard, also
+ *     while main spins (under two VPs the victim then runs on a kernel
+ *     thread Weft made, which needs an alternate signal stack of its own);
  *   - a touch in the middle of a large custom guard is recognised as well,
  *     for a guard made of page-table markers (64 KiB) and for one mapped
  *     PROT_NONE (1 TiB: runtime/stack.c never marks that many pages).
@@ -14,6 +16,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdbool.h>
 #include <signal.h>
 #include <stdint.h>
 #include <sys/wait.h>
@@ -59,6 +62,8 @@ struct child_args {
 	void *(*fn)(void *);
 	long guard;
 	const char *name;
+	bool main_spins;   /* main never parks: under two VPs the victim runs on
+			    * the other kernel thread (one VP: the tick runs it) */
 };
 
 static volatile int named;
@@ -86,14 +91,18 @@ static void child(void *p)
 	CHECK_OK(pthread_create(&t, &a, after_naming, NULL));
 	CHECK_OK(pthread_setname_np(t, c->name));
 	named = 1;
+	if (c->main_spins)
+		for (;;)
+			sink++;
 	pthread_join(t, NULL);
 	/* returning ends the child with 0: survived, and the parent fails */
 }
 
 /* Fork a child running `fn`; return its wait status and its stderr. */
-static int run_child(void *(*fn)(void *), long guard, const char *name, char *err, size_t errsz)
+static int run_child(void *(*fn)(void *), long guard, const char *name, char *err, size_t errsz,
+		     bool main_spins)
 {
-	struct child_args c = { fn, guard, name };
+	struct child_args c = { fn, guard, name, main_spins };
 	return test_in_child(child, &c, err, errsz);
 }
 
@@ -140,15 +149,17 @@ static void check_named(const char *err, const char *want)
 int main(void)
 {
 	static char err[16384];
-	int st = run_child(overflow, -1, "deep-recurse", err, sizeof err);
-	check_died(st, SIGSEGV, err);
-	check_named(err, "thread 2 (deep-recurse)");
-	check_named(err, "fault at 0x");
-	CHECK_EQ(count_lines_with(err, "weft:"), 1);
+	for (int spin = 0; spin < 2; spin++) {
+		int st = run_child(overflow, -1, "deep-recurse", err, sizeof err, spin);
+		check_died(st, SIGSEGV, err);
+		check_named(err, "thread 2 (deep-recurse)");
+		check_named(err, "fault at 0x");
+		CHECK_EQ(count_lines_with(err, "weft:"), 1);
+	}
 
 	static const long guards[] = { 64 * 1024, 1L << 40 };
 	for (int i = 0; i < 2; i++) {
-		st = run_child(touch_guard_middle, guards[i], "big-guard", err, sizeof err);
+		int st = run_child(touch_guard_middle, guards[i], "big-guard", err, sizeof err, false);
 		check_died(st, SIGSEGV, err);
 		check_named(err, "thread 2 (big-guard)");
 		check_named(err, "fault at 0x");

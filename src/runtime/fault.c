@@ -74,23 +74,42 @@ static void on_fault(int sig, siginfo_t *si, void *uc)
 		raise(sig);
 }
 
-void __weft_fault_init(void)
+/* An alternate stack for this kernel thread, where the fault handler (and
+ * the tick, SA_ONSTACK) run: without one, an overflow's SIGSEGV cannot be
+ * delivered on the full stack and the kernel kills the process silently.
+ * Keeps a program's own, set on the first kernel thread before Weft
+ * started.  The kernel's, by raw system calls: the program's sigaltstack is
+ * per UT (sigdeliver.c) and never reaches the kernel. */
+static bool altstack_here(void)
 {
+	stack_t old;
+	if (__weft_raw_syscall6(SYS_sigaltstack, 0, (long)&old, 0, 0, 0, 0) == 0 &&
+	    !(old.ss_flags & SS_DISABLE))
+		return true;
 	void *alt = mmap(NULL, ALTSTACK_SIZE, PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (alt == MAP_FAILED)
-		return;
+		return false;
 	stack_t ss = { .ss_sp = alt, .ss_size = ALTSTACK_SIZE, .ss_flags = 0 };
-	stack_t old;
-	/* Keep a program's own alternate stack if it set one before us.  The
-	 * kernel's, by raw system calls: the program's sigaltstack is per UT
-	 * (sigdeliver.c) and never reaches the kernel. */
-	if (__weft_raw_syscall6(SYS_sigaltstack, 0, (long)&old, 0, 0, 0, 0) == 0 && !(old.ss_flags & SS_DISABLE)) {
+	if (__weft_raw_syscall6(SYS_sigaltstack, (long)&ss, 0, 0, 0, 0, 0) != 0) {
 		munmap(alt, ALTSTACK_SIZE);
-	} else if (__weft_raw_syscall6(SYS_sigaltstack, (long)&ss, 0, 0, 0, 0, 0) != 0) {
-		munmap(alt, ALTSTACK_SIZE);
-		return;
+		return false;
 	}
+	return true;
+}
+
+/* Every kernel thread Weft makes to carry VPs (kthread.c's spares) calls
+ * this once: a UT overflows on whichever carrier runs it.  Its stack is
+ * never unmapped, as spares are never freed. */
+void __weft_fault_thread_init(void)
+{
+	(void)altstack_here();
+}
+
+void __weft_fault_init(void)
+{
+	if (!altstack_here())
+		return;
 	struct sigaction sa;
 	memset(&sa, 0, sizeof sa);
 	sa.sa_sigaction = on_fault;

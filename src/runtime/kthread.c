@@ -314,6 +314,7 @@ static void *spare_start(void *p)
 	k->home.stack.lo = lo;
 	k->home.stack.hi = lo + size;
 	k->home.stack.kind = STACK_USER;
+	__weft_fault_thread_init();
 	home_loop(k, true);
 }
 

@@ -1404,6 +1404,7 @@ long __weft_kclose(int fd) HIDDEN;
 
 /* ---- fatal errors (fault.c) ---- */
 void __weft_fault_init(void) HIDDEN;
+void __weft_fault_thread_init(void) HIDDEN;   /* a spare's alternate stack */
 void __weft_die(const char *fmt, ...) HIDDEN __attribute__((noreturn, format(printf, 1, 2)));
 
 #endif
