@@ -41,12 +41,13 @@ static void *caller(void *arg)
 }
 
 static pthread_once_t quitter_once = PTHREAD_ONCE_INIT;
-static volatile int quitter_runs;
+static volatile int quitter_runs, quitter_entered;
 
 static void quitting_init(void)
 {
 	if (quitter_runs++ == 0) {
-		sched_yield();                 /* the waiter parks on the word */
+		quitter_entered = 1;
+		usleep(2000);                  /* the waiter arrives and parks on the word */
 		pthread_exit((void *)1);       /* abandons the routine */
 	}
 }
@@ -87,6 +88,10 @@ int main(void)
 	void *r1, *r2;
 	pthread_t q, w;
 	CHECK_OK(pthread_create(&q, NULL, quitter, NULL));
+	/* the quitter runs the routine first (under several VPs the waiter
+	 * could otherwise start first, on the other VP) */
+	while (!quitter_entered)
+		sched_yield();
 	CHECK_OK(pthread_create(&w, NULL, quitter_waiter, NULL));
 	CHECK_OK(pthread_join(q, &r1));
 	CHECK_OK(pthread_join(w, &r2));
