@@ -5,13 +5,15 @@
  * A child's end is a descriptor event: a pidfd becomes readable when its
  * process exits.  So each call first asks the kernel with WNOHANG (one
  * system call when a child is already done); if nothing is, it opens a
- * pidfd for the child it waits for — or for each child of the VP's kernel
- * thread, read from /proc/thread-self/children, when it waits for any
- * child or a process group — and parks on them, then asks again.  Stops
- * and continues (WUNTRACED, WCONTINUED) make no pidfd event, and a child
- * forked meanwhile by posix_spawn has no pidfd in the set: those waits also
- * look again at growing intervals (10 ms to 200 ms); a fork() by another UT
- * wakes them at once.  Cancellation points; a signal handler run for the
+ * pidfd for the child it waits for — or for each child of every kernel
+ * thread of the process, read from /proc/self/task/<tid>/children, when it
+ * waits for any child or a process group (the UT that forked may have run
+ * on another kernel thread: under M:N, or after a hand-off) — and parks on
+ * them, then asks again.  Stops and continues (WUNTRACED, WCONTINUED) make
+ * no pidfd event, and a child made meanwhile by posix_spawn has no pidfd in
+ * the set: those waits, and every wait for any child, also look again at
+ * growing intervals (10 ms to 200 ms); a fork() by another UT wakes a wait
+ * for any child at once.  Cancellation points; a signal handler run for the
  * waiting UT makes it look once more, then EINTR unless SA_RESTART.
  */
 #include "io.h"
@@ -62,37 +64,82 @@ static void pidfd_drop(int fd)
 	io_sys1(SYS_close, fd);
 }
 
-/* pidfds for the children of this kernel thread; how many. */
-static int children_pidfds(int *fds, bool *all)
+/* Add pidfds for the children listed in /proc/self/task/<tid>/children
+ * to fds[*k]; false if the list could not be read whole or a pidfd not be
+ * opened. */
+static bool task_children(const char *tid, int *fds, int *k)
 {
-	long d = io_sys4(SYS_openat, AT_FDCWD, "/proc/thread-self/children", O_RDONLY | O_CLOEXEC, 0);
-	*all = false;
+	char path[64] = "/proc/self/task/";
+	size_t n0 = strlen(path), tl = strlen(tid);
+	if (n0 + tl + sizeof "/children" > sizeof path)
+		return false;
+	memcpy(path + n0, tid, tl);
+	memcpy(path + n0 + tl, "/children", sizeof "/children");
+	long d = io_sys4(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC, 0);
 	if (d < 0)
-		return 0;
+		return false;
 	char buf[4096];
 	long n = io_sys3(SYS_read, d, buf, sizeof buf - 1);
 	io_sys1(SYS_close, d);
 	if (n < 0)
-		return 0;
+		return false;
 	buf[n] = 0;
-	int k = 0;
-	*all = n < (long)sizeof buf - 1;
-	for (char *p = buf; *p && k < MAX_PIDFDS;) {
+	bool all = n < (long)sizeof buf - 1;
+	for (char *p = buf; *p;) {
 		while (*p == ' ' || *p == '\n')
 			p++;
 		if (!*p)
 			break;
+		if (*k == MAX_PIDFDS)
+			return false;
 		long pid = 0;
 		while (*p >= '0' && *p <= '9')
 			pid = pid * 10 + (*p++ - '0');
 		int fd = pidfd_for((pid_t)pid);
 		if (fd >= 0)
-			fds[k++] = fd;
+			fds[(*k)++] = fd;
 		else
-			*all = false;
+			all = false;
 	}
-	if (k == MAX_PIDFDS)
-		*all = false;
+	return all;
+}
+
+/* pidfds for the children of every kernel thread of the process (a wait
+ * for any child takes a child of any of them, and under M:N, or after a
+ * hand-off, the UT that forked may have run on another kernel thread than
+ * the waiter's); how many.  *all: every child is in the set. */
+static int children_pidfds(int *fds, bool *all)
+{
+	int k = 0;
+	*all = false;
+	long d = io_sys4(SYS_openat, AT_FDCWD, "/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+	if (d < 0)
+		return 0;
+	bool whole = true;
+	char buf[4096];
+	for (;;) {
+		long n = io_sys3(SYS_getdents64, d, buf, sizeof buf);
+		if (n <= 0) {
+			whole = whole && n == 0;
+			break;
+		}
+		for (long off = 0; off < n;) {
+			struct {
+				uint64_t ino;
+				int64_t off;
+				unsigned short reclen;
+				unsigned char type;
+				char name[];
+			} *e = (void *)(buf + off);
+			off += e->reclen;
+			if (e->name[0] < '0' || e->name[0] > '9')
+				continue;
+			if (!task_children(e->name, fds, &k))
+				whole = false;
+		}
+	}
+	io_sys1(SYS_close, d);
+	*all = whole;
 	return k;
 }
 
@@ -130,7 +177,11 @@ static enum io_wake wait_children(idtype_t type, id_t id, int options, int64_t *
 	w.nrecs = n;
 	w.cancel_point = 1;
 	w.deadline = -1;
-	if (!all || (options & (WUNTRACED | WCONTINUED))) {
+	/* Look again now and then when the set may miss a child: stops and
+	 * continues make no pidfd event, and a wait for any child may miss one
+	 * made meanwhile without Weft's fork (posix_spawn's clone, a foreign
+	 * thread's fork) between the kernel's answer and the lists read. */
+	if (!all || (options & (WUNTRACED | WCONTINUED)) || (type != P_PID && type != P_PIDFD)) {
 		w.deadline = __weft_now() + *look;
 		*look = *look * 2 > LOOK_MAX_NS ? LOOK_MAX_NS : *look * 2;
 	}

@@ -216,10 +216,19 @@ static void after_fork_child(void)
 	__weft_io_fd_after_fork();
 }
 
+/* Runs in the UT that forked, over the program's code (glibc's fork calls
+ * it): under M:N it takes the runtime lock to touch descriptor state and
+ * wake the UTs waiting for any child, as every other reader of them holds
+ * it. */
 static void after_fork_parent(void)
 {
+	bool lock = __weft_mn && !__weft_vp()->in_weft;
+	if (lock)
+		__weft_rtl_lock();
 	__weft_io_fd_after_fork_parent();
 	__weft_io_children_changed();
+	if (lock)
+		__weft_rtl_unlock();
 }
 
 

@@ -560,7 +560,8 @@ void __weft_warn(const char *fmt, ...) HIDDEN __attribute__((format(printf, 1, 2
  * taken, by a kernel thread that does not hold it (in_weft clear), by the
  * dump signal's handler over the program's code (signal.c, on_dump), by
  * clock_gettime of a CPU clock (cpuclock.c) and by weft_stats_get
- * (stats.c), to read other VPs' state. */
+ * (stats.c), to read other VPs' state, and by the io layer's fork parent
+ * handler (io/poller.c), which glibc's fork calls over the program's code. */
 extern volatile uint32_t __weft_rtl HIDDEN;
 void __weft_rtl_lock_slow(void) HIDDEN;
 void __weft_rtl_wake(void) HIDDEN;

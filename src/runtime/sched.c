@@ -412,6 +412,10 @@ static void mn_idle_switch(struct vp *vp)
 	prev->saved_errno = *vp->errnop;
 	if (unlikely(prev->stack.canary) && !__weft_stack_canary_ok(&prev->stack))
 		canary_dead(prev);
+	/* prev's CPU time ends here (the idle context's is charged to the
+	 * context itself by its switch_to, and read by nobody) */
+	if (unlikely(vp->cpu_acct))
+		__weft_cpu_switch(vp, prev);
 	ctx->tp = NULL;
 	ctx->sp = __weft_arch_frame(ctx->stack.hi, idle_main, vp);
 	__weft_cur_set(vp, ctx);
