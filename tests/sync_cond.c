@@ -140,6 +140,7 @@ static void cond_signal_wakes_highest_priority(void)
 		tokens++;
 		CHECK_OK(pthread_cond_signal(&cv));
 		CHECK_OK(pthread_mutex_unlock(&m));   /* the woken one runs now */
+		test_await_on_many_vps(&norder, i + 1);   /* (or on the other VP) */
 		CHECK_EQ(norder, i + 1);
 	}
 	for (int i = 0; i < 5; i++) {
