@@ -104,11 +104,12 @@ static void test_values_and_destructor(void)
 	CHECK_OK(pthread_create(&d, &a, set_then_exit, (void *)0x66));
 	CHECK_OK(pthread_attr_destroy(&a));
 	/* one VP: it has run after two yields; more (WEFT_VPS): it may run
-	 * on another at once, so wait for it (generously bounded) */
+	 * on another, whose kernel thread a loaded machine may not run for a
+	 * while, so wait for it (bounded by 10 s) */
 	sched_yield();
 	sched_yield();
-	for (int i = 0; i < 100000 && plain_calls < 6; i++)
-		sched_yield();
+	for (int i = 0; i < 10000 && plain_calls < 6; i++)
+		usleep(1000);
 	CHECK_EQ(plain_calls, 6);
 	CHECK(plain_last == (void *)0x66);
 }
@@ -126,10 +127,14 @@ static void test_rounds(void)
 	CHECK_EQ(b_calls, 1);
 }
 
+static volatile int value_set, key_renewed;
+
 static void *hold_until_deleted(void *arg)
 {
 	CHECK_OK(pthread_setspecific(k_plain, arg));
-	sched_yield();                     /* main deletes and re-creates the key */
+	value_set = 1;
+	while (!key_renewed)               /* main deletes and re-creates the key */
+		sched_yield();
 	CHECK(pthread_getspecific(k_plain) == NULL);
 	return NULL;
 }
@@ -139,7 +144,8 @@ static void test_delete(void)
 	int before = plain_calls;
 	pthread_t t;
 	CHECK_OK(pthread_create(&t, NULL, hold_until_deleted, (void *)0x77));
-	sched_yield();
+	while (!value_set)                 /* (several VPs: it may run meanwhile) */
+		sched_yield();
 	pthread_key_t old = k_plain;
 	CHECK_OK(pthread_key_delete(k_plain));
 	CHECK_EQ(pthread_key_delete(old), EINVAL);
@@ -147,6 +153,7 @@ static void test_delete(void)
 	CHECK(pthread_getspecific(old) == NULL);
 	CHECK_OK(pthread_key_create(&k_plain, plain_dtor));   /* maybe the same index */
 	CHECK(pthread_getspecific(k_plain) == NULL);          /* main's 0x1000 is gone */
+	key_renewed = 1;
 	CHECK_OK(pthread_join(t, NULL));
 	CHECK_EQ(plain_calls, before);     /* a value of a deleted key: no call */
 	CHECK_OK(pthread_key_delete(k_plain));
