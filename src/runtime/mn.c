@@ -153,6 +153,7 @@ void __weft_mn_start(void)
 		vp->prog_mask = kmask;
 		vp->errnop = &vp->errno_sink;
 		vp->in_weft = 1;
+		vp->gone = false;
 		struct kt *k = __weft_kt_spare_get();
 		if (!k) {
 			/* out of memory, threads or WEFT_MAX_KTHREADS: the VPs
@@ -329,6 +330,12 @@ void __weft_mn_after_fork(struct vp *vp)
 	__weft_rtl = vp->in_weft ? 1 : 0;
 	proc->mn.nidle = proc->mn.waking = proc->mn.spinning = 0;
 	proc->mn.poll_owner = -1;
+	/* A parent that never started its other VPs leaves them to the
+	 * child's own start (its first second UT): none is gone.  One that
+	 * did leaves the child one VP (its other VPs' kernel threads do not
+	 * exist there; docs/mn.md). */
+	if (!proc->mn.started)
+		return;
 	for (unsigned i = 0; i < proc->nvps; i++) {
 		struct vp *v = &__weft_vps[i];
 		if (v == vp)

@@ -427,7 +427,8 @@ struct vp {
 	 * clears it when it runs again (counted in proc.mn.waking).
 	 * kicked: a cross-VP preemption signal is on its way to the carrier;
 	 * cleared by the VP's __weft_preempted.
-	 * gone: no kernel thread carries it (a forked child's other VPs). */
+	 * gone: no kernel thread carries it (a child forked after the VPs
+	 * started keeps one VP; mn_start clears it as it gives a VP a carrier). */
 	struct ut idle_ut;
 	volatile uint8_t woken;
 	volatile uint8_t kicked;

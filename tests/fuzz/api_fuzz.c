@@ -1313,7 +1313,7 @@ static pthread_cond_t *pick_cond(enum cstate *st, clockid_t *clk)
 		held = 0;
 		spawn(wait_other, NULL);
 		wait_flag(&held);
-		sched_yield();
+		settle();                  /* it parks (several VPs: wherever it runs) */
 		return &cnd;
 	default:
 		ENSURE(pthread_cond_init(&cnd, NULL) == 0);
@@ -1846,7 +1846,7 @@ static void sem_case(int variant)
 		held = 0;
 		spawn(sem_waiter, &sm);
 		wait_flag(&held);
-		sched_yield();
+		settle();                  /* it parks (several VPs: wherever it runs) */
 		break;
 	default: break;
 	}
@@ -2369,7 +2369,7 @@ static void f_weft_event(void)
 			held = 0;
 			spawn(event_waiter, &evt);
 			wait_flag(&held);
-			sched_yield();
+			settle();          /* it parks (several VPs: wherever it runs) */
 		}
 	}
 	bool is_set = st == E_SET;
