@@ -222,13 +222,10 @@ static void after_fork_child(void)
  * it. */
 static void after_fork_parent(void)
 {
-	bool lock = __weft_mn && !__weft_vp()->in_weft;
-	if (lock)
-		__weft_rtl_lock();
+	bool locked = __weft_rtl_lock_outside();
 	__weft_io_fd_after_fork_parent();
 	__weft_io_children_changed();
-	if (lock)
-		__weft_rtl_unlock();
+	__weft_rtl_unlock_outside(locked);
 }
 
 

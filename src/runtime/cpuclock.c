@@ -196,14 +196,10 @@ EXPORT int clock_gettime(clockid_t clk, struct timespec *ts)
 	}
 	/* M:N: the other VPs' cur and marks are theirs under the runtime
 	 * lock (this is Weft's text: no tick moves the caller meanwhile) */
-	struct vp *vp = __weft_vp();
-	bool lock = __weft_mn && !vp->in_weft;
-	if (lock)
-		__weft_rtl_lock();
+	bool locked = __weft_rtl_lock_outside();
 	acct_on();
 	int64_t ns = ut_ns(t);
-	if (lock)
-		__weft_rtl_unlock();
+	__weft_rtl_unlock_outside(locked);
 	ts->tv_sec = ns / 1000000000;
 	ts->tv_nsec = ns % 1000000000;
 	return 0;

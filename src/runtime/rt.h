@@ -578,6 +578,21 @@ static inline void __weft_rtl_unlock(void)
 	if (unlikely(__atomic_exchange_n(&__weft_rtl, 0, __ATOMIC_RELEASE) == 2))
 		__weft_rtl_wake();
 }
+/* For the takers outside Weft's text named above (over the program's
+ * code, in_weft clear): take the lock under M:N unless this VP holds it
+ * already; true if taken, for __weft_rtl_unlock_outside.  Empty in M:1. */
+static inline bool __weft_rtl_lock_outside(void)
+{
+	if (!__weft_mn || __weft_vp()->in_weft)
+		return false;
+	__weft_rtl_lock();
+	return true;
+}
+static inline void __weft_rtl_unlock_outside(bool taken)
+{
+	if (taken)
+		__weft_rtl_unlock();
+}
 /* Start the VPs beyond the first (the first time a second UT is made). */
 void __weft_mn_start(void) HIDDEN;
 /* t was made ready (sched.c): wake a sleeping VP for it, or preempt the

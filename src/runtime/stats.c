@@ -23,9 +23,7 @@ EXPORT int weft_stats_get(struct weft_stats *out, size_t size)
 	 * running, and a program waiting for the others to settle stops too
 	 * soon (api_fuzz's second joiner) */
 	struct vp *self_vp = __weft_vp();
-	bool lock = __weft_mn && !self_vp->in_weft;
-	if (lock)
-		__weft_rtl_lock();
+	bool locked = __weft_rtl_lock_outside();
 	const struct weft_proc *proc = &__weft_proc;
 	struct weft_stats s;
 	memset(&s, 0, sizeof s);
@@ -75,8 +73,7 @@ EXPORT int weft_stats_get(struct weft_stats *out, size_t size)
 	s.threads_off_vp = offvp;
 	__weft_kt_counts(&s.kthreads_made, &s.kthreads_spare);
 	s.takeovers = c.takeovers;
-	if (lock)
-		__weft_rtl_unlock();
+	__weft_rtl_unlock_outside(locked);
 	memcpy(out, &s, size < sizeof s ? size : sizeof s);
 	return 0;
 }

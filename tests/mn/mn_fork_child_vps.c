@@ -13,8 +13,6 @@
  */
 #include "mn_test.h"
 
-#include <sys/wait.h>
-
 static volatile int started, stop;
 
 static void *spinner(void *arg)
@@ -25,7 +23,7 @@ static void *spinner(void *arg)
 	return arg;
 }
 
-static int child(void)
+static void child(void *arg)
 {
 	struct weft_stats s;
 	CHECK_OK(weft_stats_get(&s, sizeof s));
@@ -41,20 +39,16 @@ static int child(void)
 	CHECK_OK(pthread_join(t, NULL));
 	CHECK_OK(weft_stats_get(&s, sizeof s));
 	CHECK_EQ(s.threads_ready, 0u);
-	return 0;
 }
 
 int main(void)
 {
+	static char err[4096];
 	for (int round = 0; round < 20; round++) {
 		started = stop = 0;
-		fflush(NULL);
-		pid_t p = fork();
-		CHECK(p >= 0);
-		if (p == 0)
-			_exit(child());
-		int st;
-		CHECK_EQ(waitpid(p, &st, 0), p);
+		int st = test_in_child(child, NULL, err, sizeof err);
+		if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+			fprintf(stderr, "round %d: child status %#x:\n%s\n", round, st, err);
 		CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 	}
 	return 0;
