@@ -10,7 +10,7 @@ ONLY ?=
 FAMILY ?=
 FUZZ_CASES ?= 100000
 
-.PHONY: all build build-san build-debug test test-release test-san test-debug test-vps2 bench install clean perf-doc fuzz
+.PHONY: all build build-san build-debug build-tsan test test-release test-san test-debug test-tsan test-vps2 bench install clean perf-doc fuzz
 
 all: build
 
@@ -22,11 +22,17 @@ build-san:
 	@cmake -S . -B build-san -DCMAKE_BUILD_TYPE=Debug -DWEFT_SANITIZE=ON $(CMAKE_FLAGS) >/dev/null
 	@cmake --build build-san -j $(JOBS)
 
+# ThreadSanitizer: the library annotated, the tests instrumented
+# (docs/debugging.md "ThreadSanitizer").
+build-tsan:
+	@cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWEFT_TSAN=ON -DWEFT_BENCH=OFF $(CMAKE_FLAGS) >/dev/null
+	@cmake --build build-tsan -j $(JOBS)
+
 build-debug:
 	@cmake -S . -B build-debug -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWEFT_DEBUG=ON -DWEFT_BENCH=OFF $(CMAKE_FLAGS) >/dev/null
 	@cmake --build build-debug -j $(JOBS)
 
-test: test-release test-vps2 test-san test-debug
+test: test-release test-vps2 test-san test-debug test-tsan
 
 test-release: build
 	cd build && ctest --output-on-failure -j $(JOBS)
@@ -40,6 +46,9 @@ test-vps2: build
 
 test-san: build-san
 	cd build-san && ctest --output-on-failure -j $(JOBS)
+
+test-tsan: build-tsan
+	cd build-tsan && ctest --output-on-failure -j $(JOBS) -L tsan
 
 test-debug: build-debug
 	cd build-debug && ctest --output-on-failure -j $(JOBS)

@@ -425,6 +425,17 @@ EXPORT int pthread_getattr_np(pthread_t th, pthread_attr_t *a)
 	if (!a)
 		return EINVAL;
 	struct ut *t = __weft_ut_lookup(th);
+	char *birth_lo;
+	size_t birth_size;
+	if (!t && __weft_kt_birth_stack(th, &birth_lo, &birth_size)) {
+		/* a kernel thread Weft is making asks for its own stack */
+		int e = pthread_attr_init(a);
+		if (!e) {
+			attr_of(a)->stacktop = birth_lo + birth_size;
+			attr_of(a)->stacksize = birth_size;
+		}
+		return e;
+	}
 	if (!t)
 		return ESRCH;
 	int e = pthread_attr_init(a);

@@ -44,6 +44,7 @@ static int join(pthread_t th, void **ret, int64_t deadline, bool try_only)
 			return ETIMEDOUT;
 		}
 	}
+	WEFT_HB_ACQUIRE(t);
 	if (ret)
 		*ret = t->retval;
 	__weft_ut_reap(t);

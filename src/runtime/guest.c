@@ -80,8 +80,8 @@ uint8_t __weft_guest_enter(void)
 				    "given the VP here (no per-thread TLS, or a static program): it runs unprotected");
 		return 0;
 	}
-	if (__weft_on_monitor())
-		return 0;                     /* the monitor never waits for the VP */
+	if (__weft_on_monitor() || __weft_kt_in_birth())
+		return 0;                     /* never waits for the VP (kthread.c's birth) */
 	pid_t me = (pid_t)__weft_raw_syscall6(SYS_gettid, 0, 0, 0, 0, 0, 0);
 	struct kt *k = __weft_kt_by_tid(me);
 	if (!k)
@@ -263,6 +263,8 @@ struct ut *__weft_guest_ut(bool make)
 
 pthread_t __weft_guest_self(void)
 {
+	if (__weft_kt_in_birth())
+		return (pthread_t)__weft_arch_tp_get();  /* glibc's own handle */
 	pid_t me = (pid_t)__weft_raw_syscall6(SYS_gettid, 0, 0, 0, 0, 0, 0);
 	struct kt *k = __weft_kt_by_tid(me);
 	if (k && k->gut)

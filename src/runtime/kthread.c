@@ -60,6 +60,15 @@ static struct {
 					   * the VP (the carrier, or the monitor's spawner
 					   * while the monitor holds it in a takeover) */
 	volatile uint64_t parked;         /* spares on the list */
+	/* The kernel thread glibc_thread is making, by its glibc handle
+	 * (its thread pointer): glibc stores it before the clone, so from
+	 * the new thread's first instruction until its creator goes on.  A
+	 * sanitizer's start-up code runs there before spare_start and calls
+	 * pthread_self and pthread_getattr_np (ThreadSanitizer's creator
+	 * waits for it meanwhile): those get the kernel thread's own answers,
+	 * never a guest's wait for the VP its creator holds.  Written by the
+	 * creator (under the VP), read by any kernel thread. */
+	pthread_t birth;
 } kts;
 
 static long futex(volatile uint32_t *w, int op, uint32_t v)
@@ -74,7 +83,13 @@ bool __weft_activations_on(void)
 	if (!kts.looked_up) {
 		kts.looked_up = true;
 		/* glibc's own, past Weft's: the current version, then the old */
+#if WEFT_TSAN
+		/* through ThreadSanitizer's interceptor: TSan must know every
+		 * kernel thread that runs the program's code */
+		void *f = dlsym(RTLD_NEXT, "pthread_create");
+#else
 		void *f = dlvsym(RTLD_NEXT, "pthread_create", "GLIBC_2.34");
+#endif
 		if (!f)
 			f = dlvsym(RTLD_NEXT, "pthread_create", "GLIBC_2.2.5");
 		kts.create = (glibc_create_fn)f;
@@ -156,9 +171,9 @@ static void carry(struct kt *k)
 	/* UTs without TLS of their own see the VP's one glibc thread; with
 	 * TLS, the carrier's own block (kt0's may have moved: monitor.c) */
 	if (!vp->tp_on && k->tp != vp->tp0)
-		__weft_arch_tp_set(vp->tp0);
+		__weft_tp_set(vp->tp0);
 	else if (vp->tp_on && __weft_arch_tp_get() != k->tp)
-		__weft_arch_tp_set(k->tp);
+		__weft_tp_set(k->tp);
 	__weft_preempt_carry();
 	__weft_cpu_carry(vp);
 	__weft_raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&vp->prog_mask, 0, 8, 0, 0);
@@ -167,7 +182,7 @@ static void carry(struct kt *k)
 	__weft_run_from_home(vp, &k->home, run);
 	/* a UT on k came home: k carries nothing now */
 	if (__weft_arch_tp_get() != k->tp)
-		__weft_arch_tp_set(k->tp);
+		__weft_tp_set(k->tp);
 }
 
 static __attribute__((noreturn)) void home_loop(struct kt *k, bool promised)
@@ -314,6 +329,9 @@ static void *spare_start(void *p)
 	k->home.stack.lo = lo;
 	k->home.stack.hi = lo + size;
 	k->home.stack.kind = STACK_USER;
+#if WEFT_TSAN
+	__weft_tsan_adopt_thread(&k->home);   /* its home is TSan's own thread */
+#endif
 	__weft_fault_thread_init();
 	home_loop(k, true);
 }
@@ -345,11 +363,35 @@ static int glibc_thread(void *(*fn)(void *), void *arg, void *own)
 	sigfillset(&all);
 	__weft_raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&all, (long)&old, 8, 0, 0);
 	if (tp != own)
-		__weft_arch_tp_set(own);
-	pthread_t id;
-	int e = kts.create(&id, NULL, fn, arg);
+		__weft_tp_set(own);
+	pthread_t *id = (pthread_t *)&kts.birth;
+#if WEFT_TSAN
+	/* ThreadSanitizer's interceptor fills a NULL attribute with
+	 * pthread_attr_init, which in the program's link is Weft's, and hands
+	 * it to glibc: give it one of glibc's own, with glibc's default size
+	 * and room for the static TLS (TSan's alone is 768 KiB). */
+	static int (*attr_init)(pthread_attr_t *), (*attr_size)(pthread_attr_t *, size_t),
+		(*attr_destroy)(pthread_attr_t *);
+	if (!attr_init) {
+		attr_size = (int (*)(pthread_attr_t *, size_t))dlvsym(RTLD_NEXT, "pthread_attr_setstacksize",
+								      "GLIBC_2.34");
+		attr_destroy = (int (*)(pthread_attr_t *))dlvsym(RTLD_NEXT, "pthread_attr_destroy", "GLIBC_2.2.5");
+		attr_init = (int (*)(pthread_attr_t *))dlvsym(RTLD_NEXT, "pthread_attr_init", "GLIBC_2.2.5");
+	}
+	pthread_attr_t ga;
+	int e = attr_init && attr_size && attr_destroy ? attr_init(&ga) : ENOSYS;
+	if (e == 0) {
+		e = attr_size(&ga, (size_t)9 << 20);
+		if (e == 0)
+			e = kts.create(id, &ga, fn, arg);
+		attr_destroy(&ga);
+	}
+#else
+	int e = kts.create(id, NULL, fn, arg);
+#endif
+	__atomic_store_n(&kts.birth, 0, __ATOMIC_RELEASE);
 	if (tp != own)
-		__weft_arch_tp_set(tp);
+		__weft_tp_set(tp);
 	__weft_raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&old, 0, 8, 0, 0);
 	return e;
 }
@@ -473,6 +515,22 @@ void __weft_kt_give_vp(struct kt *k, struct vp *vp)
 void __weft_kt_give(struct kt *k)
 {
 	__weft_kt_give_vp(k, __weft_vp());
+}
+
+bool __weft_kt_in_birth(void)
+{
+	pthread_t b = __atomic_load_n(&kts.birth, __ATOMIC_ACQUIRE);
+	return b && b == (pthread_t)__weft_arch_tp_get();
+}
+
+bool __weft_kt_birth_stack(pthread_t th, char **lo, size_t *size)
+{
+	if (!__weft_kt_in_birth() || th != kts.birth)
+		return false;
+	char *tp = __weft_arch_tp_get();
+	*lo = *(char **)(tp + TCB_STACKBLOCK);
+	*size = *(size_t *)(tp + TCB_STACKBLOCK_SIZE);
+	return true;
 }
 
 void __weft_kt_counts(uint64_t *made, uint64_t *spare)

@@ -37,6 +37,7 @@ void __weft_ut_exit(void *retval)
 	__weft_tls_detach(self);
 	__weft_sig_gone(self);
 	self->retval = retval;
+	WEFT_HB_RELEASE(self);                /* its life happens before its join */
 	__weft_wake_all_nopreempt(&self->joinq, 0);
 	vp->stat.exited++;
 	if (--__weft_proc.live == 0)

@@ -80,6 +80,9 @@ static inline __attribute__((always_inline)) int __weft_ut_spawn_inline(const st
 		__weft_monitor_start(false);
 	if (unlikely(vp->sched_debug || __weft_proc.trace))
 		__weft_debug_created(self, t);
+#if WEFT_TSAN
+	__weft_tsan_created(t);           /* the creator's past happens before t */
+#endif
 	__weft_ready(t);
 	if (t->prio > self->prio)
 		__weft_preempt_check();

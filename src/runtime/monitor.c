@@ -390,7 +390,7 @@ static void start_lock_give(void)
 static void monitor_start_locked(bool foreign)
 {
 	unsigned us = __weft_cfg()->block_threshold_us;
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(__SANITIZE_ADDRESS__) || WEFT_TSAN
 	/* AddressSanitizer keeps its thread state behind one key that Weft
 	 * answers per process, not per kernel thread (sync/key.c): two kernel
 	 * threads running program code at once, as a takeover allows, would

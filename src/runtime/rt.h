@@ -203,6 +203,10 @@ struct ut {
 #if defined(__SANITIZE_ADDRESS__)
 	void *asan_fake;              /* ASan's fake-stack handle while switched out */
 #endif
+#if WEFT_TSAN
+	void *tsan_fiber;             /* its ThreadSanitizer fiber (tsan.c; NULL: made at first switch-in) */
+	bool tsan_borrowed;           /* a kernel thread's own, never destroyed */
+#endif
 };
 
 /* Timer heap: a binary min-heap of UTs keyed by deadline. */
@@ -1310,6 +1314,10 @@ void __weft_kt_guest_carry(struct kt *k) HIDDEN;
 /* The kt of kernel thread `tid`, or NULL (any thread, signal-safe: the list
  * only grows and a kt is never freed). */
 struct kt *__weft_kt_by_tid(pid_t tid) HIDDEN;
+/* The calling kernel thread is one Weft is making and its creator waits
+ * (kthread.c's kts.birth); its glibc stack. */
+bool __weft_kt_in_birth(void) HIDDEN;
+bool __weft_kt_birth_stack(pthread_t th, char **lo, size_t *size) HIDDEN;
 /* fn on every kt (any thread). */
 void __weft_kt_each(void (*fn)(struct kt *)) HIDDEN;
 /* The first kernel thread's home gets a thread block apart (monitor.c). */
@@ -1359,6 +1367,46 @@ void __weft_run_from_home(struct vp *vp, struct ut *home, struct ut *run) HIDDEN
 /* The sanitizers' fiber switch around a switch made outside switch_to. */
 void __weft_san_leave(struct ut *prev, struct ut *next) HIDDEN;
 void __weft_san_enter(struct ut *self) HIDDEN;
+
+/* ThreadSanitizer (tsan.c, the WEFT_TSAN build): fibers, and the
+ * happens-before edges of Weft's objects.  Nothing in other builds. */
+#if WEFT_TSAN
+void __weft_tsan_init(struct ut *main_ut) HIDDEN;
+void __weft_tsan_adopt_thread(struct ut *home) HIDDEN;
+void __weft_tsan_tp_carry(void *tp) HIDDEN;
+void __weft_tsan_leave(struct ut *prev, struct ut *next) HIDDEN;
+void __weft_tsan_enter(struct ut *self) HIDDEN;
+void __weft_tsan_created(struct ut *t) HIDDEN;
+void *__weft_tsan_take(struct ut *t) HIDDEN;
+void __weft_tsan_end(void *fiber) HIDDEN;
+void __tsan_acquire(void *addr);
+void __tsan_release(void *addr);
+#define WEFT_HB_ACQUIRE(a) __tsan_acquire((void *)(a))
+#define WEFT_HB_RELEASE(a) __tsan_release((void *)(a))
+#else
+#define WEFT_HB_ACQUIRE(a) ((void)(a))
+#define WEFT_HB_RELEASE(a) ((void)(a))
+#endif
+
+/* An acquiring call's result: on success (a robust mutex's EOWNERDEAD is
+ * one) what the object's last release published happens before the
+ * caller's next step. */
+static inline int __weft_hb_got(const void *obj, int r)
+{
+	if (r == 0 || r == EOWNERDEAD)
+		WEFT_HB_ACQUIRE(obj);
+	return r;
+}
+
+/* Every change of the thread pointer outside arch code: in the TSan build
+ * the running fiber's name goes with it (tsan.c's invariant). */
+static inline void __weft_tp_set(void *tp)
+{
+#if WEFT_TSAN
+	__weft_tsan_tp_carry(tp);
+#endif
+	__weft_arch_tp_set(tp);
+}
 /* The switch-in bookkeeping of a UT resumed by another's switch (sched.c). */
 void __weft_switched_in(struct vp *vp) HIDDEN;
 /* Tick timers (preempt.c): k gives the VP away; disarm its timers. */

@@ -38,6 +38,10 @@ static inline void san_enter(struct ut *self)
 {
 	__sanitizer_finish_switch_fiber(self->asan_fake, NULL, NULL);
 }
+#elif WEFT_TSAN
+/* ThreadSanitizer: one fiber per context (tsan.c). */
+static inline void san_leave(struct ut *prev, struct ut *next) { __weft_tsan_leave(prev, next); }
+static inline void san_enter(struct ut *self) { __weft_tsan_enter(self); }
 #else
 static inline void san_leave(struct ut *prev, struct ut *next) { (void)prev; (void)next; }
 static inline void san_enter(struct ut *self) { (void)self; }
@@ -125,10 +129,16 @@ static inline void switched_in(struct vp *vp)
 		struct ut *t = vp->exiting;
 		vp->exiting = NULL;
 		__weft_stack_put(&t->stack);
+#if WEFT_TSAN
+		void *fiber = __weft_tsan_take(t);   /* ends below, once t is settled */
+#endif
 		if (t->detached)
 			__weft_ut_reap(t);
 		else
 			WEFT_STATE(t, UT_ZOMBIE);
+#if WEFT_TSAN
+		__weft_tsan_end(fiber);
+#endif
 	}
 }
 
@@ -195,7 +205,7 @@ static inline void switch_to(struct vp *vp, struct ut *next)
 			if (unlikely(__weft_mn))
 				__weft_tls_rehome(next, vp);
 			if (next->tp != prev->tp)
-				__weft_arch_tp_set(next->tp);
+				__weft_tp_set(next->tp);
 		}
 	}
 	san_leave(prev, next);
@@ -392,7 +402,7 @@ static __attribute__((noreturn)) void idle_main(void *p)
 {
 	struct vp *vp = p;
 	if (vp->tp_on)
-		__weft_arch_tp_set(vp->carrier->tp);
+		__weft_tp_set(vp->carrier->tp);
 	switched_in(vp);
 	vp->kicked = 0;
 	int prio = idle(vp);
@@ -500,7 +510,7 @@ go:
 			__weft_tls_attach_late(next);
 		if (unlikely(__weft_mn))
 			__weft_tls_rehome(next, vp);
-		__weft_arch_tp_set(next->tp);
+		__weft_tp_set(next->tp);
 	}
 	san_leave(home, next);
 	__weft_switch(&home->sp, next->sp);

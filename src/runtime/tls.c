@@ -451,10 +451,10 @@ static void find_malloc_words(uintptr_t libc_block, size_t libc_size)
 	sigset_t all, old;
 	sigfillset(&all);
 	__weft_raw_syscall6(SYS_rt_sigprocmask, SIG_BLOCK, (long)&all, (long)&old, 8, 0, 0);
-	__weft_arch_tp_set(tp);
+	__weft_tp_set(tp);
 	void *volatile probe = malloc(24);      /* volatile: GCC drops free(malloc()) */
 	free(probe);
-	__weft_arch_tp_set(vp->tp0);
+	__weft_tp_set(vp->tp0);
 	__weft_raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&old, 0, 8, 0, 0);
 	struct tls_ctx *c = calloc(1, sizeof *c);
 	for (size_t w = 0; w < words && tls.nmw < MAX_MALLOC_WORDS; w++) {
@@ -482,6 +482,14 @@ static void turn_on(struct scan *sc)
 	struct vp *vp = __weft_vp();
 	tls.reserve = (sc->max_offset + tls.align - 1) & ~(size_t)(tls.align - 1);
 	tls.max_modid = sc->max_modid;
+	/* A UT's static TLS lies at the top of its stack.  Where it is large
+	 * (ThreadSanitizer's runtime alone has 768 KiB), the built-in default
+	 * grows by it, as NPTL's default stack holds its TLS besides: the
+	 * program still gets the stack it had.  A size the program or
+	 * WEFT_STACK_SIZE chose stays as chosen. */
+	size_t def = __weft_stack_default_size();
+	if (!__weft_cfg()->stack_size && tls.reserve + tls.tcb_size > def / 4)
+		__weft_stack_set_default_size((def + tls.reserve + tls.tcb_size + 65535) & ~(size_t)65535);
 	if (sc->libc_block)
 		find_malloc_words(sc->libc_block, sc->libc_size);
 	tls.mode = TLS_PER_UT;

@@ -110,13 +110,13 @@ static void before_fork(void)
 	struct vp *vp = __weft_vp();
 	fork_tp = __weft_arch_tp_get();
 	if (fork_tp != vp->carrier->tp)
-		__weft_arch_tp_set(vp->carrier->tp);
+		__weft_tp_set(vp->carrier->tp);
 }
 
 static void after_fork_parent(void)
 {
 	if (__weft_arch_tp_get() != fork_tp)
-		__weft_arch_tp_set(fork_tp);
+		__weft_tp_set(fork_tp);
 }
 
 static void after_fork_child(void)
@@ -160,6 +160,9 @@ void __weft_init(void)
 	__weft_cur_set(vp, t);
 	main_sched(t);
 	main_name(t->name);
+#if WEFT_TSAN
+	__weft_tsan_init(t);
+#endif
 	if (__weft_timer_reserve(64) != 0)
 		__weft_die("cannot allocate the timer heap at start-up");
 	__weft_config_init(&proc->cfg);

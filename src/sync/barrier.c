@@ -52,10 +52,15 @@ EXPORT int pthread_barrier_wait(pthread_barrier_t *b)
 	struct wbarrier *w = wbar_of(b);
 	if (!w)
 		return EINVAL;
-	if (w->shared)
-		return __weft_pbarrier_wait(b);
-	if (w->count == 0)
+	if (w->count == 0 && !w->shared)
 		return EINVAL;
+	/* every arrival of a round happens before every departure */
+	WEFT_HB_RELEASE(b);
+	if (w->shared) {
+		int r = __weft_pbarrier_wait(b);
+		WEFT_HB_ACQUIRE(b);
+		return r;
+	}
 	__weft_ensure();
 	uint32_t round = w->round;
 	if (++w->arrived < w->count) {
@@ -71,10 +76,12 @@ EXPORT int pthread_barrier_wait(pthread_barrier_t *b)
 			if (r != EINTR)
 				break;
 		} while (w->round == round);
+		WEFT_HB_ACQUIRE(b);
 		return 0;
 	}
 	w->arrived = 0;
 	w->round = round + 1;
+	WEFT_HB_ACQUIRE(b);
 	__weft_wake_all(&w->waiters, 0);
 	return PTHREAD_BARRIER_SERIAL_THREAD;
 }

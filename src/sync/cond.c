@@ -135,9 +135,12 @@ EXPORT int pthread_cond_wait(pthread_cond_t *cv, pthread_mutex_t *m)
 	if (!cv || !m)
 		return EINVAL;
 	__weft_ensure();
-	if (pcond_is(cv))
-		return __weft_pcond_wait(cv, m, CLOCK_REALTIME, NULL);
-	return cond_wait(wcond_of(cv), wmutex_of(m), -1);
+	/* the wait lets go of m and takes it again, whatever it returns */
+	WEFT_HB_RELEASE(m);
+	int r = pcond_is(cv) ? __weft_pcond_wait(cv, m, CLOCK_REALTIME, NULL)
+			     : cond_wait(wcond_of(cv), wmutex_of(m), -1);
+	WEFT_HB_ACQUIRE(m);
+	return r;
 }
 
 static int cond_clockwait(pthread_cond_t *cv, pthread_mutex_t *m, clockid_t clk,
@@ -161,7 +164,10 @@ EXPORT int pthread_cond_clockwait(pthread_cond_t *cv, pthread_mutex_t *m, clocki
 				  const struct timespec *abs)
 {
 	WEFT_CALL();
-	return cond_clockwait(cv, m, clk, abs);
+	WEFT_HB_RELEASE(m);
+	int r = cond_clockwait(cv, m, clk, abs);
+	WEFT_HB_ACQUIRE(m);
+	return r;
 }
 
 EXPORT int pthread_cond_timedwait(pthread_cond_t *cv, pthread_mutex_t *m, const struct timespec *abs)
@@ -169,10 +175,12 @@ EXPORT int pthread_cond_timedwait(pthread_cond_t *cv, pthread_mutex_t *m, const 
 	WEFT_CALL();
 	if (!cv)
 		return EINVAL;
-	if (pcond_is(cv))
-		return cond_clockwait(cv, m, (cv->__data.__wrefs & GC_MONOTONIC) ? CLOCK_MONOTONIC
-										: CLOCK_REALTIME, abs);
-	return cond_clockwait(cv, m, wcond_of(cv)->clock, abs);
+	clockid_t clk = pcond_is(cv) ? ((cv->__data.__wrefs & GC_MONOTONIC) ? CLOCK_MONOTONIC : CLOCK_REALTIME)
+				     : wcond_of(cv)->clock;
+	WEFT_HB_RELEASE(m);
+	int r = cond_clockwait(cv, m, clk, abs);
+	WEFT_HB_ACQUIRE(m);
+	return r;
 }
 
 /* Wake the first waiter: onto the mutex if it is locked, else ready. */

@@ -35,7 +35,7 @@ struct key_slot {
 	void *kvalue;                /* that value */
 };
 
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(__SANITIZE_ADDRESS__) || WEFT_TSAN
 #define KTHREAD_KEYS 1
 #else
 #define KTHREAD_KEYS 0

@@ -228,9 +228,10 @@ EXPORT WEFT_HOT_ENTRY int pthread_mutex_lock(pthread_mutex_t *m)
 	struct ut *self = __weft_self();
 	if (likely(w && w->kind == 0 && !w->owner && self)) {
 		w->owner = self;
+		WEFT_HB_ACQUIRE(m);
 		WEFT_RETURN_LOCK(0);
 	}
-	WEFT_RETURN_LOCK(lock_slow(w, CLOCK_REALTIME, NULL, false));
+	WEFT_RETURN_LOCK(__weft_hb_got(m, lock_slow(w, CLOCK_REALTIME, NULL, false)));
 }
 
 EXPORT int pthread_mutex_trylock(pthread_mutex_t *m)
@@ -240,21 +241,21 @@ EXPORT int pthread_mutex_trylock(pthread_mutex_t *m)
 	if (!w)
 		WEFT_RETURN_LOCK(EINVAL);
 	if (w->kind & MK_PSHARED)
-		WEFT_RETURN_LOCK(__weft_pmutex_lock(m, true, false, CLOCK_REALTIME, NULL));
+		WEFT_RETURN_LOCK(__weft_hb_got(m, __weft_pmutex_lock(m, true, false, CLOCK_REALTIME, NULL)));
 	int r = try_acquire(w, __weft_self_ensure());
-	WEFT_RETURN_LOCK(r == EDEADLK ? EBUSY : r);
+	WEFT_RETURN_LOCK(r == EDEADLK ? EBUSY : __weft_hb_got(m, r));
 }
 
 EXPORT int pthread_mutex_clocklock(pthread_mutex_t *m, clockid_t clk, const struct timespec *abs)
 {
 	WEFT_CALL();
-	WEFT_RETURN_LOCK(lock_slow(wmutex_of(m), clk, abs, true));
+	WEFT_RETURN_LOCK(__weft_hb_got(m, lock_slow(wmutex_of(m), clk, abs, true)));
 }
 
 EXPORT int pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec *abs)
 {
 	WEFT_CALL();
-	WEFT_RETURN_LOCK(lock_slow(wmutex_of(m), CLOCK_REALTIME, abs, true));
+	WEFT_RETURN_LOCK(__weft_hb_got(m, lock_slow(wmutex_of(m), CLOCK_REALTIME, abs, true)));
 }
 
 static int unlock_slow(struct wmutex *w)
@@ -290,6 +291,7 @@ static int unlock_slow(struct wmutex *w)
 EXPORT WEFT_HOT_ENTRY int pthread_mutex_unlock(pthread_mutex_t *m)
 {
 	WEFT_CALL();
+	WEFT_HB_RELEASE(m);
 	struct wmutex *w = wmutex_of(m);
 	if (likely(w && w->kind == 0 && !w->waiters.head)) {
 		w->owner = NULL;

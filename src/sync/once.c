@@ -24,14 +24,18 @@ EXPORT int pthread_once(pthread_once_t *once, void (*init)(void))
 {
 	if (!once || !init)
 		return EINVAL;
-	if (likely(*once == ONCE_DONE))
+	if (likely(*once == ONCE_DONE)) {
+		WEFT_HB_ACQUIRE(once);
 		return 0;
+	}
 	WEFT_CALL();
 	__weft_ensure();
 	while (*once == ONCE_RUNNING)
 		__weft_park(&once_waiters, -1, WAIT_ONCE, once);
-	if (*once == ONCE_DONE)
+	if (*once == ONCE_DONE) {
+		WEFT_HB_ACQUIRE(once);
 		return 0;
+	}
 	struct ut *self = __weft_self();
 	struct once_frame f = { once, self->once_frames };
 	self->once_frames = &f;
@@ -39,6 +43,7 @@ EXPORT int pthread_once(pthread_once_t *once, void (*init)(void))
 	__weft_outcall_begin(__weft_vp());
 	init();
 	__weft_outcall_end();
+	WEFT_HB_RELEASE(once);
 	*once = ONCE_DONE;
 	self->once_frames = f.prev;
 	__weft_wake_all(&once_waiters, 0);

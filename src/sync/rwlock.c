@@ -172,55 +172,56 @@ static inline const struct timespec *time_or_bad(const struct timespec *abs)
 EXPORT int pthread_rwlock_rdlock(pthread_rwlock_t *l)
 {
 	WEFT_CALL();
-	return rdlock(wrw_of(l), false, 0, NULL);
+	return __weft_hb_got(l, rdlock(wrw_of(l), false, 0, NULL));
 }
 
 EXPORT int pthread_rwlock_tryrdlock(pthread_rwlock_t *l)
 {
 	WEFT_CALL();
-	return rdlock(wrw_of(l), true, 0, NULL);
+	return __weft_hb_got(l, rdlock(wrw_of(l), true, 0, NULL));
 }
 
 EXPORT int pthread_rwlock_wrlock(pthread_rwlock_t *l)
 {
 	WEFT_CALL();
-	return wrlock(wrw_of(l), false, 0, NULL);
+	return __weft_hb_got(l, wrlock(wrw_of(l), false, 0, NULL));
 }
 
 EXPORT int pthread_rwlock_trywrlock(pthread_rwlock_t *l)
 {
 	WEFT_CALL();
-	return wrlock(wrw_of(l), true, 0, NULL);
+	return __weft_hb_got(l, wrlock(wrw_of(l), true, 0, NULL));
 }
 
 
 EXPORT int pthread_rwlock_clockrdlock(pthread_rwlock_t *l, clockid_t clk, const struct timespec *abs)
 {
 	WEFT_CALL();
-	return rdlock(wrw_of(l), false, clk, time_or_bad(abs));
+	return __weft_hb_got(l, rdlock(wrw_of(l), false, clk, time_or_bad(abs)));
 }
 
 EXPORT int pthread_rwlock_timedrdlock(pthread_rwlock_t *l, const struct timespec *abs)
 {
 	WEFT_CALL();
-	return rdlock(wrw_of(l), false, CLOCK_REALTIME, time_or_bad(abs));
+	return __weft_hb_got(l, rdlock(wrw_of(l), false, CLOCK_REALTIME, time_or_bad(abs)));
 }
 
 EXPORT int pthread_rwlock_clockwrlock(pthread_rwlock_t *l, clockid_t clk, const struct timespec *abs)
 {
 	WEFT_CALL();
-	return wrlock(wrw_of(l), false, clk, time_or_bad(abs));
+	return __weft_hb_got(l, wrlock(wrw_of(l), false, clk, time_or_bad(abs)));
 }
 
 EXPORT int pthread_rwlock_timedwrlock(pthread_rwlock_t *l, const struct timespec *abs)
 {
 	WEFT_CALL();
-	return wrlock(wrw_of(l), false, CLOCK_REALTIME, time_or_bad(abs));
+	return __weft_hb_got(l, wrlock(wrw_of(l), false, CLOCK_REALTIME, time_or_bad(abs)));
 }
 
 EXPORT int pthread_rwlock_unlock(pthread_rwlock_t *l)
 {
 	WEFT_CALL();
+	WEFT_HB_RELEASE(l);
 	struct wrwlock *rw = wrw_of(l);
 	if (!rw)
 		return EINVAL;

@@ -98,19 +98,19 @@ static const struct timespec bad_time = { 0, -1 };
 EXPORT int sem_wait(sem_t *s)
 {
 	WEFT_CALL();
-	return sem_take(wsem_of(s), 0, NULL, false);
+	return __weft_hb_got(s, sem_take(wsem_of(s), 0, NULL, false));
 }
 
 EXPORT int sem_trywait(sem_t *s)
 {
 	WEFT_CALL();
-	return sem_take(wsem_of(s), 0, NULL, true);
+	return __weft_hb_got(s, sem_take(wsem_of(s), 0, NULL, true));
 }
 
 EXPORT int sem_timedwait(sem_t *s, const struct timespec *abs)
 {
 	WEFT_CALL();
-	return sem_take(wsem_of(s), CLOCK_REALTIME, abs ? abs : &bad_time, false);
+	return __weft_hb_got(s, sem_take(wsem_of(s), CLOCK_REALTIME, abs ? abs : &bad_time, false));
 }
 
 EXPORT int sem_clockwait(sem_t *s, clockid_t clk, const struct timespec *abs)
@@ -118,12 +118,13 @@ EXPORT int sem_clockwait(sem_t *s, clockid_t clk, const struct timespec *abs)
 	WEFT_CALL();
 	if (clk != CLOCK_REALTIME && clk != CLOCK_MONOTONIC)
 		return fail(EINVAL);
-	return sem_take(wsem_of(s), clk, abs ? abs : &bad_time, false);
+	return __weft_hb_got(s, sem_take(wsem_of(s), clk, abs ? abs : &bad_time, false));
 }
 
 EXPORT int sem_post(sem_t *s)
 {
 	WEFT_CALL();
+	WEFT_HB_RELEASE(s);
 	struct wsem *w = wsem_of(s);
 	if (!w)
 		return fail(EINVAL);

@@ -161,9 +161,10 @@ EXPORT int pthread_spin_lock(pthread_spinlock_t *s)
 	struct ut *self = __weft_self();
 	if (likely(s && *s == 0 && self && !shared.n)) {
 		*s = (int)(self->slot + 2);
+		WEFT_HB_ACQUIRE(s);
 		return 0;
 	}
-	return lock_slow(s);
+	return __weft_hb_got((const void *)s, lock_slow(s));
 }
 
 EXPORT int pthread_spin_trylock(pthread_spinlock_t *s)
@@ -175,12 +176,13 @@ EXPORT int pthread_spin_trylock(pthread_spinlock_t *s)
 	if ((shared.n && is_shared(s)) || foreign(s)) {
 		spin_share(s);
 		int one = 1;
-		return __atomic_compare_exchange_n(s, &one, 0, false, __ATOMIC_ACQUIRE,
-						   __ATOMIC_RELAXED) ? 0 : EBUSY;
+		return __weft_hb_got((const void *)s, __atomic_compare_exchange_n(s, &one, 0, false, __ATOMIC_ACQUIRE,
+								     __ATOMIC_RELAXED) ? 0 : EBUSY);
 	}
 	if (*s)
 		return EBUSY;
 	*s = (int)(self->slot + 2);
+	WEFT_HB_ACQUIRE(s);
 	return 0;
 }
 
@@ -203,6 +205,7 @@ EXPORT int pthread_spin_unlock(pthread_spinlock_t *s)
 	WEFT_CALL();
 	if (!s)
 		return EINVAL;
+	WEFT_HB_RELEASE(s);
 	struct ut *self = __weft_self();
 	if (!self || *s != (int)(self->slot + 2)) {
 		if (shared.n && is_shared(s)) {
