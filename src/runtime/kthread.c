@@ -22,7 +22,9 @@
  * Home code between "not the carrier any more" and "parked" makes only raw
  * system calls and atomic stores: it may run beside the carrier, on the
  * same thread pointer as the UTs (kt0), and must not touch TLS or runtime
- * state.
+ * state.  It runs on its kernel thread's own thread block, never on that
+ * of the UT it left, which another carrier may run to its end and unmap
+ * (home_tp).
  *
  * The one pop may also be the monitor's (monitor.c), but only while it
  * holds the VP in the middle of a takeover, when no carrier exists: pops
@@ -216,6 +218,21 @@ static __attribute__((noreturn)) void home_loop(struct kt *k, bool promised)
 	}
 }
 
+/* k leaves the UT it ran for its home, while no other carrier can run that
+ * UT yet (it is not queued, or k still holds the VP): home code runs on
+ * k's own thread block.  The UT's block may lie at the top of its stack,
+ * and once home queues the UT (or the VP is let go), another carrier may
+ * run it to its exit and unmap that stack while k still waits at home,
+ * where carry() reads %fs:0.  The first kernel thread's first trip home
+ * starts afresh (home_entry), not by carry's return, which resets the
+ * pointer: it kept the UT's block, a SIGSEGV once that UT was gone
+ * (mn_home_tp_released). */
+static void home_tp(struct kt *k)
+{
+	if (__weft_arch_tp_get() != k->tp)
+		__weft_arch_tp_set(k->tp);
+}
+
 /* Home code's first rule: no signal, no tick, no VP.  The program's mask
  * goes with the VP to the next carrier.  The one place a carrier lets the
  * VP go (handoff.c, guest.c, the chooser's lend). */
@@ -245,6 +262,7 @@ void __weft_kt_lend_from(struct kt *k, struct ut *prev)
 	/* where the guest's kernel thread waits at home (back from a call
 	 * off the VP), it resumes the UT from there */
 	next->guest_kt->resume = next;
+	home_tp(k);
 	__weft_kt_let_go(k, true);
 	__weft_san_leave(prev, &k->home);
 	__weft_switch(&prev->sp, k->home.sp);
@@ -543,6 +561,7 @@ void __weft_kt_go_home(struct kt *k, struct ut *x)
 {
 	/* home: queue x, wake the carrier, park (home_loop) */
 	k->rejoin = x;
+	home_tp(k);
 	__weft_san_leave(x, &k->home);
 	__weft_switch(&x->sp, k->home.sp);
 	/* x runs again: some carrier chose it and switched to it here */

@@ -160,6 +160,9 @@ static pthread_t make_thread(enum tkind k)
 	case TH_SELF:
 		return pthread_self();
 	case TH_MAIN:
+		/* several VPs: this thread may run before main has parked
+		 * joining it; joined first, main's join would be the EDEADLK */
+		settle();
 		return main_handle;
 	case TH_LIVE:
 		t = spawn(park_forever, NULL);
@@ -1729,8 +1732,9 @@ static void f_pthread_barrier(void)
 	if (count <= 3) {
 		for (unsigned i = 1; i < count; i++)
 			spawn(barrier_wait_helper, b);
-		for (unsigned i = 1; i < count; i++)
-			sched_yield();
+		/* every helper waits at the barrier (several VPs: yields
+		 * need not run them; a destroy before they arrive is 0) */
+		settle();
 		if (count > 1 && coin()) {
 			EXPECT(pthread_barrier_destroy(b), ALLOW(EBUSY));
 		}
