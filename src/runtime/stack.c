@@ -94,6 +94,7 @@
 #endif
 
 #define VG_MARK_MAX ((size_t)64 << 20)
+#define VG_TOP_SLACK 1024
 
 #ifndef MADV_GUARD_INSTALL
 #define MADV_GUARD_INSTALL 102
@@ -536,7 +537,12 @@ static size_t vg_cap(size_t n) { return n < VG_MARK_MAX ? n : VG_MARK_MAX; }
 void __weft_stack_vg_register(struct ut_stack *s)
 {
 	size_t n = vg_cap((size_t)(s->hi - s->lo));
-	s->vg_id = (uint32_t)VALGRIND_STACK_REGISTER(s->lo, s->hi - 1);
+	/* VG_TOP_SLACK past the top: Valgrind's unwinder gives up after one
+	 * frame when the stack pointer is within 512 bytes of its stack's
+	 * end, and a UT's first frames are there.  What lies above a stack
+	 * is the next one's guard, or memory a stack pointer never reaches
+	 * but in an overflow. */
+	s->vg_id = (uint32_t)VALGRIND_STACK_REGISTER(s->lo, s->hi + VG_TOP_SLACK - 1);
 	if (s->kind == STACK_USER)
 		return;                /* the program's memory: its contents too */
 	VALGRIND_MAKE_MEM_UNDEFINED(s->hi - n, n);

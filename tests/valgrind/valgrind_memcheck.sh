@@ -55,8 +55,10 @@ check_bug() {   # KIND KIND_LINE FUNCTION
 	vg "$out/bug-$kind.log" "$bug" "$kind" >"$out/bug-$kind.out" 2>&1
 	rc=$?
 	log="$out/bug-$kind.log"
-	# the report: its first line, then its frames up to the blank line
-	report=$(awk -v w="$what" 'index($0, w) {on = 1} on && /^==[0-9]*== *$/ {exit} on' "$log")
+	# the report's first line and the frames where it happened (up to
+	# where memcheck says where the block came from)
+	report=$(awk -v w="$what" 'index($0, w) {on = 1; print; next}
+		on && (/^==[0-9]*== *$/ || /Address|created by/) {exit} on' "$log")
 	if [ $rc -ne 99 ]; then
 		echo "FAIL: bug $kind: memcheck exit $rc, want 99 (errors found)"; fail=1
 	elif [ -z "$report" ]; then
