@@ -372,9 +372,14 @@ static long do_pselect(int nfds, fd_set *rd, fd_set *wr, fd_set *ex, int64_t dea
 	}
 	unsigned long *orig = keep + 3 * (b / sizeof *keep), *copy = keep;
 	fd_set *in[3] = { rd, wr, ex };
+	/* a set not given is empty: the loops below read all three (memcheck
+	 * saw them read the stack's leftovers, and waits were added for
+	 * numbers the caller never named) */
 	for (int i = 0; i < 3; i++)
 		if (in[i])
 			memcpy(orig + i * (b / sizeof *orig), in[i], b);
+		else
+			memset(orig + i * (b / sizeof *orig), 0, b);
 	r = select0(nfds, rd, wr, ex, NULL, copy);
 	if (r != 0 || deadline == 0 || __weft_io_must_block()) {
 		if (r == 0 && deadline != 0) {

@@ -21,6 +21,8 @@ static inline int __weft_take_stack(struct ut *t, const struct ut_spawn *how)
 		t->stack.hi = (char *)how->stackaddr + how->stacksize;
 		t->stack.kind = STACK_USER;
 		t->stack.guard = 0;
+		if (unlikely(__weft_arch_valgrind))
+			__weft_stack_vg_register(&t->stack);
 		return 0;
 	}
 	return __weft_stack_get(&t->stack, how->stacksize, how->guardsize);

@@ -127,6 +127,9 @@ struct ut_stack {
 	bool mprotected;       /* guard made by mprotect (owes two mappings) */
 	uint8_t index;         /* STACK_POOLED: its place in its slab */
 	uint32_t slab;         /* STACK_POOLED: its slab's number */
+	uint32_t vg_id;        /* Valgrind's number for it while registered
+				* (stack.c), else 0 (Valgrind's own main
+				* stack is its number 0) */
 };
 
 struct tsd;                /* thread-specific data (sync/key.c) */
@@ -658,6 +661,9 @@ uint32_t __weft_ut_slots(void) HIDDEN;
  * mappings for it). */
 int __weft_stack_get(struct ut_stack *s, size_t size, size_t guard) HIDDEN;
 void __weft_stack_put(struct ut_stack *s) HIDDEN;
+/* Under Valgrind: tell it s is a UT's stack until __weft_stack_put (for a
+ * stack the program supplied; __weft_stack_get does it for its own). */
+void __weft_stack_vg_register(struct ut_stack *s) HIDDEN;
 size_t __weft_stack_default_size(void) HIDDEN;
 void __weft_stack_set_default_size(size_t size) HIDDEN;
 /* A canary stack's canary word is intact or unreadable (the program has

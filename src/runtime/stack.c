@@ -49,9 +49,22 @@
  * is unmapped when its last stack comes back.  Pages are committed only when
  * touched (MAP_NORESERVE, no huge pages), so an idle UT costs the page or two
  * it used.
+ *
+ * Valgrind.  Under Valgrind every stack Weft hands out, and every stack a
+ * program gives a UT, is registered with it while it is a UT's (vg_id), so
+ * memcheck takes a switch between two of them for a switch and not for a
+ * giant frame (it would mark everything between the two stack pointers
+ * unaddressable, or undefined).  A stack handed out is undefined (a new
+ * UT's stale contents from the last one are not initialised data) and its
+ * guard unaddressable (an overflow is reported before it faults); a stack
+ * given back is unaddressable (a dangling pointer into a dead UT's frames
+ * is reported).  Each marks at most the VG_MARK_MAX bytes nearest the top
+ * or, for a guard, nearest the stack: memcheck walks a range 64 KiB at a
+ * time, and stacks may be terabytes.
  */
 #include "rt.h"
 #include "../arch/arch.h"
+#include "../arch/valgrind_req.h"
 
 #include <fcntl.h>
 #include <stdio.h>
@@ -79,6 +92,9 @@
 #else
 #define UNPOISON_STACK(s) ((void)(s))
 #endif
+
+#define VG_MARK_MAX ((size_t)64 << 20)
+#define VG_TOP_SLACK 1024
 
 #ifndef MADV_GUARD_INSTALL
 #define MADV_GUARD_INSTALL 102
@@ -514,8 +530,49 @@ static __attribute__((noinline)) int stack_get_slow(struct ut_stack *s, size_t s
 	return mapped_get(s, &g);
 }
 
+/* ---- Valgrind ---- */
+
+static size_t vg_cap(size_t n) { return n < VG_MARK_MAX ? n : VG_MARK_MAX; }
+
+void __weft_stack_vg_register(struct ut_stack *s)
+{
+	size_t n = vg_cap((size_t)(s->hi - s->lo));
+	/* VG_TOP_SLACK past the top: Valgrind's unwinder gives up after one
+	 * frame when the stack pointer is within 512 bytes of its stack's
+	 * end, and a UT's first frames are there.  What lies above a stack
+	 * is the next one's guard, or memory a stack pointer never reaches
+	 * but in an overflow. */
+	s->vg_id = (uint32_t)VALGRIND_STACK_REGISTER(s->lo, s->hi + VG_TOP_SLACK - 1);
+	if (s->kind == STACK_USER)
+		return;                /* the program's memory: its contents too */
+	VALGRIND_MAKE_MEM_UNDEFINED(s->hi - n, n);
+	size_t g = vg_cap(s->guard);
+	VALGRIND_MAKE_MEM_NOACCESS(s->lo - g, g);
+}
+
+static __attribute__((noinline)) void vg_deregister(struct ut_stack *s)
+{
+	VALGRIND_STACK_DEREGISTER(s->vg_id);
+	s->vg_id = 0;
+	if (s->kind == STACK_POOLED || s->kind == STACK_MAPPED) {
+		size_t n = vg_cap((size_t)(s->hi - s->lo));
+		VALGRIND_MAKE_MEM_NOACCESS(s->hi - n, n);
+	}
+}
+
+static __attribute__((noinline)) int stack_get_valgrind(struct ut_stack *s, size_t size, size_t guard)
+{
+	memset(s, 0, sizeof *s);
+	int e = stack_get_slow(s, size, guard);
+	if (e == 0)
+		__weft_stack_vg_register(s);
+	return e;
+}
+
 int __weft_stack_get(struct ut_stack *s, size_t size, size_t guard)
 {
+	if (unlikely(__weft_arch_valgrind))
+		return stack_get_valgrind(s, size, guard);
 	/* What the default attributes ask (default_err is 0 only once the
 	 * default geometry, and so page_size, are known). */
 	if (likely(default_err == 0 && (size == default_size || size == 0) && guard == page_size))
@@ -535,6 +592,8 @@ void __weft_stack_put(struct ut_stack *s)
 {
 	if (s->kind != STACK_PROCESS && s->kind != STACK_NONE)
 		UNPOISON_STACK(s);
+	if (unlikely(s->vg_id))
+		vg_deregister(s);
 	if (likely(s->kind == STACK_POOLED))
 		pooled_put(s);
 	else if (s->kind == STACK_MAPPED)

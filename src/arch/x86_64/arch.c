@@ -1,14 +1,16 @@
 /*
  * arch.c — x86-64 facts the runtime asks once, at start-up.
  *
- * Owns: whether wrfsbase may be used (the kernel's FSGSBASE), whether the
- * preemption trampoline can save the extended state (OSXSAVE) and how much
- * room that takes (CPUID 0xD), and the fallback that sets the thread
- * pointer by system call.  Invariant: __weft_arch_init runs before the
+ * Owns: whether the process runs under Valgrind, whether wrfsbase may be
+ * used (the kernel's FSGSBASE, and not under Valgrind, whose CPU does not
+ * decode the FSGSBASE instructions), whether the preemption trampoline can
+ * save the extended state (OSXSAVE) and how much room that takes (CPUID
+ * 0xD), and the fallback that sets the thread pointer by system call.  Invariant: __weft_arch_init runs before the
  * first switch and before the tick handler is installed; afterwards these
  * values never change.
  */
 #include "../arch.h"
+#include "../valgrind_req.h"
 
 #include <asm/prctl.h>
 #include <sys/auxv.h>
@@ -19,11 +21,28 @@
 #endif
 
 bool __weft_arch_fsgsbase __attribute__((visibility("hidden")));
+bool __weft_arch_valgrind __attribute__((visibility("hidden")));
 uint64_t __weft_xsave_size __attribute__((visibility("hidden"))) = 4096;
 
 void __weft_arch_init(void)
 {
-	__weft_arch_fsgsbase = (getauxval(AT_HWCAP2) & HWCAP2_FSGSBASE) != 0;
+	/* Valgrind passes the host's AT_HWCAP2 through but its CPU raises
+	 * SIGILL on wrfsbase/rdgsbase: arch_prctl then, which it emulates. */
+	__weft_arch_valgrind = RUNNING_ON_VALGRIND != 0;
+	__weft_arch_fsgsbase = !__weft_arch_valgrind && (getauxval(AT_HWCAP2) & HWCAP2_FSGSBASE) != 0;
+}
+
+/* Memcheck holds everything below the red zone under a stack pointer
+ * unaddressable, and learns that stack is in use only when the pointer
+ * moves down by itself.  A fake call moves it behind memcheck's back (the
+ * signal's return loads it): the return-address slot, and the red zone
+ * below it that the trampoline's first pushes fill, are declared here.
+ * The handler runs on the kernel thread's sigaltstack (runtime/fault.c),
+ * so the signal frame Valgrind discards at the return is not this memory.
+ * Undefined, then the slot is written: it holds a defined PC. */
+void __weft_arch_valgrind_fake_call(void *slot)
+{
+	VALGRIND_MAKE_MEM_UNDEFINED((char *)slot - WEFT_ARCH_RED_ZONE, WEFT_ARCH_RED_ZONE + 8);
 }
 
 void __weft_arch_tp_set_syscall(void *tp)

@@ -91,6 +91,10 @@ __weft_preempt_trampoline:
 	xrstor64 (%rsp)
 	movq	%rbx, %rsp
 	.cfi_def_cfa_register %rsp
+	/* flags are clobbered here; popfq below restores them */
+	cmpb	$0, __weft_arch_valgrind(%rip)
+	jne	3f
+	.cfi_remember_state
 	popq	%r15
 	.cfi_adjust_cfa_offset -8
 	popq	%r14
@@ -124,8 +128,68 @@ __weft_preempt_trampoline:
 	popfq
 	.cfi_adjust_cfa_offset -8
 	ret	$128			/* back over the red zone we skipped */
+	/*
+	 * Under Valgrind (arch.c): the same, but back by an indirect jump.
+	 * Valgrind's CPU follows every "ret" with a hint that the 128 bytes
+	 * below the new %rsp are dead, and memcheck marks them undefined:
+	 * here they are the interrupted code's red zone, still live, and a
+	 * leaf function reading its locals there after a preemption would be
+	 * reported.  The PC goes through a word of Weft's data: Valgrind
+	 * runs one kernel thread at a time and switches threads, and
+	 * delivers signals, only between blocks of code, and the store, the
+	 * pops and the jump are one block.  Natively none of that holds (a
+	 * signal after the lea could write its frame over the slot, another
+	 * kernel thread could be here too), hence "ret" there.
+	 */
+3:	.cfi_restore_state
+	movq	16*8(%rsp), %rax	/* the interrupted PC, above the 16 saved words */
+	movq	%rax, __weft_arch_vg_pc(%rip)
+	popq	%r15
+	.cfi_adjust_cfa_offset -8
+	popq	%r14
+	.cfi_adjust_cfa_offset -8
+	popq	%r13
+	.cfi_adjust_cfa_offset -8
+	popq	%r12
+	.cfi_adjust_cfa_offset -8
+	popq	%r11
+	.cfi_adjust_cfa_offset -8
+	popq	%r10
+	.cfi_adjust_cfa_offset -8
+	popq	%r9
+	.cfi_adjust_cfa_offset -8
+	popq	%r8
+	.cfi_adjust_cfa_offset -8
+	popq	%rdi
+	.cfi_adjust_cfa_offset -8
+	popq	%rsi
+	.cfi_adjust_cfa_offset -8
+	popq	%rbp
+	.cfi_adjust_cfa_offset -8
+	popq	%rbx
+	.cfi_adjust_cfa_offset -8
+	popq	%rdx
+	.cfi_adjust_cfa_offset -8
+	popq	%rcx
+	.cfi_adjust_cfa_offset -8
+	popq	%rax
+	.cfi_adjust_cfa_offset -8
+	popfq
+	.cfi_adjust_cfa_offset -8
+	leaq	136(%rsp), %rsp		/* the slot and the red zone */
+	.cfi_adjust_cfa_offset -136
+	.cfi_undefined %rip
+	jmp	*__weft_arch_vg_pc(%rip)
 	.cfi_endproc
 	.size	__weft_preempt_trampoline, .-__weft_preempt_trampoline
+
+	.bss
+	.p2align 3
+	.type	__weft_arch_vg_pc, @object
+	.size	__weft_arch_vg_pc, 8
+__weft_arch_vg_pc:
+	.zero	8
+	.text
 
 /* void __weft_arch_sigreturn(void): sa_restorer of the handlers Weft
  * installs by system call; the kernel requires one on x86-64. */

@@ -17,6 +17,8 @@
 
 void __weft_preempt_trampoline(void);
 extern uint64_t __weft_xsave_size;
+extern bool __weft_arch_valgrind __attribute__((visibility("hidden")));
+void __weft_arch_valgrind_fake_call(void *slot) __attribute__((visibility("hidden")));
 
 static inline uintptr_t __weft_arch_pc(const ucontext_t *uc)
 {
@@ -38,6 +40,8 @@ static inline void __weft_arch_fake_call(ucontext_t *uc)
 {
 	greg_t *g = uc->uc_mcontext.gregs;
 	uint64_t *slot = (uint64_t *)((uintptr_t)g[REG_RSP] - WEFT_ARCH_RED_ZONE - 8);
+	if (__builtin_expect(__weft_arch_valgrind, 0))
+		__weft_arch_valgrind_fake_call(slot);
 	*slot = (uint64_t)g[REG_RIP];
 	g[REG_RSP] = (greg_t)(uintptr_t)slot;
 	g[REG_RIP] = (greg_t)(uintptr_t)__weft_preempt_trampoline;
