@@ -230,7 +230,7 @@ static __attribute__((noreturn)) void home_loop(struct kt *k, bool promised)
 static void home_tp(struct kt *k)
 {
 	if (__weft_arch_tp_get() != k->tp)
-		__weft_arch_tp_set(k->tp);
+		__weft_tp_set(k->tp);
 }
 
 /* Home code's first rule: no signal, no tick, no VP.  The program's mask
