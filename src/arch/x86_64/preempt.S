@@ -16,6 +16,43 @@
  * then, 64-byte aligned below, the xsave area of __weft_xsave_size bytes.
  * %rbx is callee-saved, so it still points at the frame after the call.
  */
+/* The saved general registers and flags back, in the reverse of the
+ * pushes above; both ways out (ret, and Valgrind's jump) use it. */
+	.macro restore_saved
+	popq	%r15
+	.cfi_adjust_cfa_offset -8
+	popq	%r14
+	.cfi_adjust_cfa_offset -8
+	popq	%r13
+	.cfi_adjust_cfa_offset -8
+	popq	%r12
+	.cfi_adjust_cfa_offset -8
+	popq	%r11
+	.cfi_adjust_cfa_offset -8
+	popq	%r10
+	.cfi_adjust_cfa_offset -8
+	popq	%r9
+	.cfi_adjust_cfa_offset -8
+	popq	%r8
+	.cfi_adjust_cfa_offset -8
+	popq	%rdi
+	.cfi_adjust_cfa_offset -8
+	popq	%rsi
+	.cfi_adjust_cfa_offset -8
+	popq	%rbp
+	.cfi_adjust_cfa_offset -8
+	popq	%rbx
+	.cfi_adjust_cfa_offset -8
+	popq	%rdx
+	.cfi_adjust_cfa_offset -8
+	popq	%rcx
+	.cfi_adjust_cfa_offset -8
+	popq	%rax
+	.cfi_adjust_cfa_offset -8
+	popfq
+	.cfi_adjust_cfa_offset -8
+	.endm
+
 	.text
 	.globl	__weft_preempt_trampoline
 	.hidden	__weft_preempt_trampoline
@@ -95,38 +132,7 @@ __weft_preempt_trampoline:
 	cmpb	$0, __weft_arch_valgrind(%rip)
 	jne	3f
 	.cfi_remember_state
-	popq	%r15
-	.cfi_adjust_cfa_offset -8
-	popq	%r14
-	.cfi_adjust_cfa_offset -8
-	popq	%r13
-	.cfi_adjust_cfa_offset -8
-	popq	%r12
-	.cfi_adjust_cfa_offset -8
-	popq	%r11
-	.cfi_adjust_cfa_offset -8
-	popq	%r10
-	.cfi_adjust_cfa_offset -8
-	popq	%r9
-	.cfi_adjust_cfa_offset -8
-	popq	%r8
-	.cfi_adjust_cfa_offset -8
-	popq	%rdi
-	.cfi_adjust_cfa_offset -8
-	popq	%rsi
-	.cfi_adjust_cfa_offset -8
-	popq	%rbp
-	.cfi_adjust_cfa_offset -8
-	popq	%rbx
-	.cfi_adjust_cfa_offset -8
-	popq	%rdx
-	.cfi_adjust_cfa_offset -8
-	popq	%rcx
-	.cfi_adjust_cfa_offset -8
-	popq	%rax
-	.cfi_adjust_cfa_offset -8
-	popfq
-	.cfi_adjust_cfa_offset -8
+	restore_saved
 	ret	$128			/* back over the red zone we skipped */
 	/*
 	 * Under Valgrind (arch.c): the same, but back by an indirect jump.
@@ -144,38 +150,7 @@ __weft_preempt_trampoline:
 3:	.cfi_restore_state
 	movq	16*8(%rsp), %rax	/* the interrupted PC, above the 16 saved words */
 	movq	%rax, __weft_arch_vg_pc(%rip)
-	popq	%r15
-	.cfi_adjust_cfa_offset -8
-	popq	%r14
-	.cfi_adjust_cfa_offset -8
-	popq	%r13
-	.cfi_adjust_cfa_offset -8
-	popq	%r12
-	.cfi_adjust_cfa_offset -8
-	popq	%r11
-	.cfi_adjust_cfa_offset -8
-	popq	%r10
-	.cfi_adjust_cfa_offset -8
-	popq	%r9
-	.cfi_adjust_cfa_offset -8
-	popq	%r8
-	.cfi_adjust_cfa_offset -8
-	popq	%rdi
-	.cfi_adjust_cfa_offset -8
-	popq	%rsi
-	.cfi_adjust_cfa_offset -8
-	popq	%rbp
-	.cfi_adjust_cfa_offset -8
-	popq	%rbx
-	.cfi_adjust_cfa_offset -8
-	popq	%rdx
-	.cfi_adjust_cfa_offset -8
-	popq	%rcx
-	.cfi_adjust_cfa_offset -8
-	popq	%rax
-	.cfi_adjust_cfa_offset -8
-	popfq
-	.cfi_adjust_cfa_offset -8
+	restore_saved
 	leaq	136(%rsp), %rsp		/* the slot and the red zone */
 	.cfi_adjust_cfa_offset -136
 	.cfi_undefined %rip
