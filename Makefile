@@ -10,7 +10,7 @@ ONLY ?=
 FAMILY ?=
 FUZZ_CASES ?= 100000
 
-.PHONY: all build build-san build-debug build-tsan test test-release test-san test-debug test-tsan test-vps2 bench install clean perf-doc fuzz
+.PHONY: all build build-san build-debug build-tsan test test-release test-san test-debug test-tsan test-vps2 test-copy bench install clean perf-doc fuzz
 
 all: build
 
@@ -32,7 +32,7 @@ build-debug:
 	@cmake -S . -B build-debug -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWEFT_DEBUG=ON -DWEFT_BENCH=OFF $(CMAKE_FLAGS) >/dev/null
 	@cmake --build build-debug -j $(JOBS)
 
-test: test-release test-vps2 test-san test-debug test-tsan
+test: test-release test-vps2 test-copy test-san test-debug test-tsan
 
 test-release: build
 	cd build && ctest --output-on-failure -j $(JOBS)
@@ -43,6 +43,13 @@ test-release: build
 # still open, listed in docs/mn.md).
 test-vps2: build
 	cd build && WEFT_VPS=2 ctest --output-on-failure -j $(JOBS) -LE 'one-vp|mn-open'
+
+# The suite again with every thread copy-stack (WEFT_STACK_MODE=copy,
+# docs/runtime.md "Copy-stack threads"), but the tests labelled
+# separate-stack (they check a thread's own stack) and Valgrind's, which
+# runs its own programs.
+test-copy: build
+	cd build && WEFT_STACK_MODE=copy ctest --output-on-failure -j $(JOBS) -LE 'separate-stack|tsan|valgrind'
 
 test-san: build-san
 	cd build-san && ctest --output-on-failure -j $(JOBS)

@@ -56,6 +56,10 @@ struct weft_stats {
 	uint64_t kthreads_spare;    /* of those, parked now, waiting to carry the VP */
 	uint64_t takeovers;         /* the VP taken by the monitor from a kernel thread that sat in
 				     * the kernel in a call Weft did not wrap (WEFT_BLOCK_THRESHOLD) */
+	/* copy-stack threads (WEFT_STACK_COPY below) */
+	uint64_t stack_saves;       /* a copy-stack thread's frames copied off its run stack */
+	uint64_t stack_restores;    /* ... and back onto it */
+	uint64_t stack_bytes_copied;/* bytes those copies moved, both ways */
 };
 
 /* Copy the counters into *stats; pass sizeof *stats. */
@@ -146,6 +150,29 @@ int weft_yield_to(pthread_t thread);
 
 /* Ping: 0 if `thread` is alive (not yet exited), else ESRCH. */
 int weft_ping(pthread_t thread);
+
+/* ---- Stacks: separate or copied (Marovich) --------------------------
+ * A thread has a stack of its own (WEFT_STACK_SEPARATE, the default), or
+ * runs on a run stack it shares with other copy-stack threads
+ * (WEFT_STACK_COPY): when another copy-stack thread needs the run stack,
+ * the live part of its stack — the few hundred bytes a thread parked in a
+ * call holds — is copied to a save area of that size, and copied back when
+ * it runs again.  An idle thread then costs that, not a page or more, at
+ * the price of a copy per switch between copy-stack threads.  The process
+ * default is WEFT_STACK_MODE=separate|copy (weftrun --stack-mode).
+ *
+ * A copy-stack thread's stack addresses hold its data only while it runs:
+ * no other thread may use an object on its stack (pthread_create from a
+ * copy-stack thread refuses, EINVAL, an argument that points into its
+ * stack).  docs/runtime.md, "Copy-stack threads", has the rest. */
+#define WEFT_STACK_SEPARATE 1
+#define WEFT_STACK_COPY 2
+/* 0; EINVAL for a bad attribute or mode, or for WEFT_STACK_COPY on an
+ * attribute that carries a stack of the program's (pthread_attr_setstack;
+ * a stack set after the mode makes pthread_create answer EINVAL). */
+int weft_attr_setstackmode(pthread_attr_t *attr, int mode);
+/* The attribute's mode; the process default if it never set one. */
+int weft_attr_getstackmode(const pthread_attr_t *attr, int *mode);
 
 #ifdef __cplusplus
 }

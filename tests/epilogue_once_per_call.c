@@ -99,6 +99,7 @@ static const char *exempt[] = {
 	"pthread_attr_setschedpolicy", "pthread_attr_setscope", "pthread_attr_setsigmask_np",
 	"pthread_attr_setstack", "pthread_attr_setstackaddr", "pthread_attr_setstacksize",
 	"pthread_getattr_default_np", "pthread_setattr_default_np", "pthread_getattr_np",
+	"weft_attr_setstackmode", "weft_attr_getstackmode",
 	"pthread_barrier_destroy", "pthread_barrier_init", "pthread_barrierattr_destroy",
 	"pthread_barrierattr_getpshared", "pthread_barrierattr_init", "pthread_barrierattr_setpshared",
 	"pthread_cond_destroy", "pthread_cond_init", "pthread_condattr_destroy",

@@ -1,8 +1,8 @@
 /*
  * weftrun — run an unmodified program on Weft.
  *
- *   weftrun [--vps N] [--sched POLICY] [--stack SIZE] [--timeslice TIME]
- *           [--dump-signal SIG[:exit]] [--] PROGRAM [ARGS]
+ *   weftrun [--vps N] [--sched POLICY] [--stack SIZE] [--stack-mode MODE]
+ *           [--timeslice TIME] [--dump-signal SIG[:exit]] [--] PROGRAM [ARGS]
  *   weftrun --sched random|pct:DEPTH --seeds A-B [--jobs N] [--timeout SEC] [--] PROGRAM [ARGS]
  *
  * The second form runs PROGRAM once per seed (seeds.c) and reports the
@@ -58,6 +58,9 @@ static const char usage_text[] =
 	"  --jobs N          runs at once with --seeds (default: the number of CPUs)\n"
 	"  --timeout SEC     a run longer than this fails, with --seeds (default 60)\n"
 	"  --stack SIZE      default thread stack, bytes or with K/M/G (WEFT_STACK_SIZE)\n"
+	"  --stack-mode MODE separate (default): each thread a stack of its own; copy:\n"
+	"                    threads share a run stack and keep only the bytes in use\n"
+	"                    while they wait (WEFT_STACK_MODE; docs/runtime.md)\n"
 	"  --timeslice TIME  time slice: 10, 10ms, 100us; 0 turns slicing off (WEFT_TIMESLICE)\n"
 	"  --dump-signal SIG[:exit]\n"
 	"                    on signal SIG (e.g. SIGQUIT), print every thread, what it\n"
@@ -124,6 +127,11 @@ static bool valid_seeds(const char *s)
 	       all_digits(dash + 1, strlen(dash + 1)) && strtoull(s, NULL, 10) <= strtoull(dash + 1, NULL, 10);
 }
 
+static bool valid_stack_mode(const char *s)
+{
+	return strcmp(s, "separate") == 0 || strcmp(s, "copy") == 0;
+}
+
 static bool valid_seconds(const char *s)
 {
 	return all_digits(s, strlen(s)) && strtoul(s, NULL, 10) >= 1;
@@ -136,6 +144,7 @@ static const struct option_spec options[] = {
 	{ "--jobs", "WEFTRUN_JOBS", valid_count },
 	{ "--timeout", "WEFTRUN_TIMEOUT", valid_seconds },
 	{ "--stack", "WEFT_STACK_SIZE", valid_size },
+	{ "--stack-mode", "WEFT_STACK_MODE", valid_stack_mode },
 	{ "--timeslice", "WEFT_TIMESLICE", valid_duration },
 	{ "--dump-signal", "WEFT_DUMP_SIGNAL", valid_word },
 };

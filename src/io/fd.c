@@ -517,8 +517,13 @@ static long do_fcntl(int fd, int cmd, long arg)
 		/* a lock to be had now costs its one call; one another process
 		 * holds is waited for off the VP (runtime/handoff.c) */
 		r = io_sys3(SYS_fcntl, fd, cmd == F_SETLKW ? F_SETLK : F_OFD_SETLK, arg);
-		if (r == -EAGAIN || r == -EACCES)
-			r = __weft_blocking_syscall6(SYS_fcntl, fd, cmd, arg, 0, 0, 0);
+		if (r == -EAGAIN || r == -EACCES) {
+			/* the lock is read as the call starts (a copy-stack
+			 * caller's copied off its stack) */
+			const long args[6] = { fd, cmd, arg };
+			const struct weft_bounce b[] = { { 2, WEFT_BOUNCE_IN, sizeof(struct flock) } };
+			r = __weft_blocking_syscall_b(SYS_fcntl, args, b, 1);
+		}
 		return r;
 	}
 	r = io_sys3(SYS_fcntl, fd, cmd, arg);

@@ -202,7 +202,7 @@ static void unlink_all(struct io_waiter *w, bool leaving)
 	}
 }
 
-enum io_wake __weft_io_wait(struct io_waiter *w)
+static enum io_wake io_wait(struct io_waiter *w)
 {
 	struct vp *vp = __weft_vp();
 	struct ut *self = vp->cur;
@@ -251,6 +251,35 @@ enum io_wake __weft_io_wait(struct io_waiter *w)
 	if (r == ETIMEDOUT && how == IO_WOKEN && had_quantum)
 		__weft_io_poll_now();             /* the VP has not idled for a quantum: look */
 	return how;
+}
+
+/* A copy-stack UT's stack holds another UT's bytes while it waits
+ * (runtime/copystack.c), and the poller walks the records meanwhile: its
+ * waiter and records wait in its wait memory, and what the wait changed in
+ * them (a record's descriptor, the signal, the back-off) is copied back. */
+static enum io_wake io_wait_off_stack(struct ut *self, struct io_waiter *w)
+{
+	size_t n = sizeof *w + w->nrecs * sizeof *w->recs;
+	struct io_waiter *o = __weft_wait_mem(self, n);
+	*o = *w;
+	o->recs = (struct io_rec *)(o + 1);
+	memcpy(o->recs, w->recs, w->nrecs * sizeof *w->recs);
+	enum io_wake how = io_wait(o);
+	struct io_rec *recs = w->recs;
+	for (unsigned i = 0; i < w->nrecs; i++)
+		recs[i] = o->recs[i];
+	*w = *o;
+	w->recs = recs;
+	__weft_wait_mem_put(self, o);
+	return how;
+}
+
+enum io_wake __weft_io_wait(struct io_waiter *w)
+{
+	struct ut *self = __weft_self();
+	if (unlikely(__weft_is_copy(self)))
+		return io_wait_off_stack(self, w);
+	return io_wait(w);
 }
 
 enum io_wake __weft_io_wait1(int *fd, int dir, int64_t deadline, bool consuming, bool cancel_point,

@@ -33,7 +33,8 @@ struct weft_attr {
 	uint8_t policy;
 	uint8_t scope;
 	int prio;
-	uint32_t pad;
+	uint8_t stack_mode;    /* CS_MODE_*: 0 = the process's default (WEFT_STACK_MODE) */
+	uint8_t pad[3];
 	size_t stacksize;      /* 0: the default */
 	size_t guardsize;
 	void *stacktop;        /* one past the top of a caller-supplied stack, or
@@ -72,7 +73,14 @@ static inline int attr_spawn(const struct weft_attr *a, int policy, int prio, st
 	how->stacksize = a->stacksize;
 	how->guardsize = a->guardsize;
 	how->sigmask = a->ext && a->ext->has_sigmask ? &a->ext->sigmask : NULL;
+	how->stack_mode = a->stack_mode ? a->stack_mode : __weft_cfg()->stack_mode;
 	if (a->stacktop) {
+		/* a stack of the program's own cannot be shared: asked for
+		 * copy-stack by this attribute, that is an error; by the
+		 * process's default, the program's stack wins */
+		if (a->stack_mode == CS_MODE_COPY)
+			return EINVAL;
+		how->stack_mode = CS_MODE_SEPARATE;
 		/* a stack of the program's own, known by its top as glibc keeps it */
 		if ((uintptr_t)a->stacktop < a->stacksize)
 			return EINVAL;

@@ -108,7 +108,9 @@ EXPORT int lockf64(int fd, int cmd, off64_t len)
 		long r = __weft_raw_syscall6(SYS_fcntl, fd, F_SETLK, (long)&fl, 0, 0, 0);
 		if (r != -EAGAIN && r != -EACCES)
 			return result(r);
-		return result(blocking6(true, SYS_fcntl, fd, F_SETLKW, (long)&fl, 0, 0, 0));
+		const long args[6] = { fd, F_SETLKW, (long)&fl };
+		const struct weft_bounce b[] = { { 2, WEFT_BOUNCE_IN, sizeof fl } };
+		return result(__weft_blocking_syscall_b(SYS_fcntl, args, b, 1));
 	}
 	case F_TLOCK:
 		fl.l_type = F_WRLCK;
@@ -158,8 +160,15 @@ EXPORT int semtimedop(int id, struct sembuf *ops, size_t n, const struct timespe
 		if (r != 0)
 			return r > 0 ? 0 : result(r);
 	}
-	if (!timeout || !may_block)
-		return result(blocking6(may_block, SYS_semtimedop, id, (long)ops, (long)n, (long)timeout, 0, 0));
+	/* the operations (and the timeout) are read as the call starts: a
+	 * copy-stack caller's are copied off its stack (runtime/handoff.c) */
+	if (!may_block)
+		return result(__weft_raw_syscall6(SYS_semtimedop, id, (long)ops, (long)n, (long)timeout, 0, 0));
+	if (!timeout) {
+		const long args[6] = { id, (long)ops, (long)n };
+		const struct weft_bounce b[] = { { 1, WEFT_BOUNCE_IN, n * sizeof *ops } };
+		return result(__weft_blocking_syscall_b(SYS_semtimedop, args, b, 1));
+	}
 	int64_t deadline;
 	if (timeout->tv_nsec < 0 || timeout->tv_nsec >= 1000000000 || timeout->tv_sec < 0)
 		return result(__weft_raw_syscall6(SYS_semtimedop, id, (long)ops, (long)n, (long)timeout, 0, 0));
@@ -168,11 +177,12 @@ EXPORT int semtimedop(int id, struct sembuf *ops, size_t n, const struct timespe
 	for (;;) {
 		int64_t left = deadline - __weft_now();
 		struct timespec ts = { left > 0 ? left / 1000000000 : 0, left > 0 ? left % 1000000000 : 0 };
-		struct weft_blocking bk;
-		__weft_blocking_begin(&bk);
-		long r = __weft_raw_syscall6(SYS_semtimedop, id, (long)ops, (long)n, (long)&ts, 0, 0);
-		__weft_blocking_end(&bk);
-		if (r != -EINTR || !__weft_blocking_eintr_is_weft(&bk))
+		const long args[6] = { id, (long)ops, (long)n, (long)&ts };
+		const struct weft_bounce b[] = { { 1, WEFT_BOUNCE_IN, n * sizeof *ops },
+						 { 3, WEFT_BOUNCE_IN, sizeof ts } };
+		bool weft;
+		long r = __weft_blocking_call(SYS_semtimedop, args, b, 2, false, &weft);
+		if (!weft)
 			return result(r);
 	}
 }
@@ -192,7 +202,12 @@ EXPORT int msgsnd(int id, const void *msg, size_t size, int flags)
 		if (r != -EAGAIN)
 			return result(r);
 	}
-	return result(blocking6(!(flags & IPC_NOWAIT), SYS_msgsnd, id, (long)msg, (long)size, flags, 0, 0));
+	if (flags & IPC_NOWAIT)
+		return result(__weft_raw_syscall6(SYS_msgsnd, id, (long)msg, (long)size, flags, 0, 0));
+	/* the message is read as the call starts (its type and text) */
+	const long args[6] = { id, (long)msg, (long)size, flags };
+	const struct weft_bounce b[] = { { 1, WEFT_BOUNCE_IN, size + sizeof(long) } };
+	return result(__weft_blocking_syscall_b(SYS_msgsnd, args, b, 1));
 }
 
 EXPORT ssize_t msgrcv(int id, void *msg, size_t size, long type, int flags)
@@ -202,8 +217,13 @@ EXPORT ssize_t msgrcv(int id, void *msg, size_t size, long type, int flags)
 	__weft_testcancel();
 	bool may_block = !(flags & IPC_NOWAIT);
 	long r = __weft_raw_syscall6(SYS_msgrcv, id, (long)msg, (long)size, type, flags | IPC_NOWAIT, 0);
-	if (r == -ENOMSG && may_block)
-		r = blocking6(true, SYS_msgrcv, id, (long)msg, (long)size, type, flags, 0);
+	if (r == -ENOMSG && may_block) {
+		/* the message is written as the call returns (the copy starts
+		 * as the buffer is, so bytes past the message stay) */
+		const long args[6] = { id, (long)msg, (long)size, type, flags };
+		const struct weft_bounce b[] = { { 1, WEFT_BOUNCE_IN | WEFT_BOUNCE_OUT, size + sizeof(long) } };
+		r = __weft_blocking_syscall_b(SYS_msgrcv, args, b, 1);
+	}
 	if (r < 0) {
 		errno = (int)-r;
 		return -1;

@@ -12,7 +12,8 @@
  * every call from another kernel thread, goes to the kernel unchanged.
  *
  * Invariants: a UT waiting here is parked on the bucket of the address it
- * waits on, its wait_obj points at its `struct fwait` (on its own stack),
+ * waits on, its wait_obj points at its `struct fwait` (on its own stack,
+ * or for a copy-stack UT in its wait memory: runtime/copystack.c),
  * and fwait.addr is the address it waits on now (requeue moves both).  The
  * word is compared before parking, with no switch in between, which gives
  * futex(2)'s atomicity for free under M:1.
@@ -147,9 +148,8 @@ static uint32_t load_word(const uint32_t *addr)
 
 /* Park until woken, until `deadline` (-1: none), or — for a shared futex —
  * until the word is seen to change.  0 or ETIMEDOUT. */
-static int park_on(const uint32_t *addr, uint32_t val, uint32_t bitset, int64_t deadline, bool shared)
+static int park_on_rec(struct fwait *w, uint32_t val, int64_t deadline, bool shared)
 {
-	struct fwait w = { addr, bitset };
 	int64_t poll = SHARED_POLL_MIN_NS;
 	for (;;) {
 		int64_t until = deadline;
@@ -165,15 +165,30 @@ static int park_on(const uint32_t *addr, uint32_t val, uint32_t bitset, int64_t 
 		 * kernel's FUTEX_WAIT does (its handler has run: park.c) */
 		struct ut *self = __weft_self();
 		self->sig_intr = 1;
-		int r = __weft_park(bucket_of(w.addr), until, WAIT_FUTEX, &w);
+		int r = __weft_park(bucket_of(w->addr), until, WAIT_FUTEX, w);
 		self->sig_intr = 0;
 		if (r != ETIMEDOUT || !polling)
 			return r;
-		if (load_word(w.addr) != val)
+		if (load_word(w->addr) != val)
 			return 0;
 		if (poll < SHARED_POLL_MAX_NS)
 			poll *= 2;
 	}
+}
+
+static int park_on(const uint32_t *addr, uint32_t val, uint32_t bitset, int64_t deadline, bool shared)
+{
+	/* wakers read it while the UT waits: a copy-stack UT's lives off
+	 * its stack (runtime/copystack.c) */
+	struct ut *self = __weft_self();
+	struct fwait on_stack, *w = __weft_wait_mem(self, sizeof *w);
+	if (!w)
+		w = &on_stack;
+	*w = (struct fwait){ addr, bitset };
+	int r = park_on_rec(w, val, deadline, shared);
+	if (w != &on_stack)
+		__weft_wait_mem_put(self, w);
+	return r;
 }
 
 static long futex_wait(const uint32_t *addr, uint32_t val, const struct timespec *ts,

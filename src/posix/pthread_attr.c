@@ -7,6 +7,7 @@
  * has to check combinations.
  */
 #include "attr.h"
+#include "weft.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -214,6 +215,29 @@ EXPORT int pthread_attr_getguardsize(const pthread_attr_t *a, size_t *size)
 	if (!size)
 		return EINVAL;
 	*size = attr_cof(a)->guardsize;
+	return 0;
+}
+
+/* weft.h: separate or copy-stack (runtime/copystack.c). */
+EXPORT int weft_attr_setstackmode(pthread_attr_t *a, int mode)
+{
+	CHECK(a);
+	if (mode != CS_MODE_SEPARATE && mode != CS_MODE_COPY)
+		return EINVAL;
+	if (mode == CS_MODE_COPY && attr_cof(a)->stacktop)
+		return EINVAL;                /* a stack of the program's cannot be shared */
+	attr_of(a)->stack_mode = (uint8_t)mode;
+	return 0;
+}
+
+EXPORT int weft_attr_getstackmode(const pthread_attr_t *a, int *mode)
+{
+	CHECK(a);
+	if (!mode)
+		return EINVAL;
+	__weft_ensure();
+	uint8_t m = attr_cof(a)->stack_mode;
+	*mode = m ? m : __weft_cfg()->stack_mode;
 	return 0;
 }
 
@@ -455,9 +479,11 @@ EXPORT int pthread_getattr_np(pthread_t th, pthread_attr_t *a)
 		}
 	}
 	if (t->stack.lo) {
+		/* a copy-stack UT's stack is its run stack, where it runs */
 		w->stacktop = t->stack.hi;
 		w->stacksize = (size_t)(t->stack.hi - t->stack.lo);
 		w->guardsize = t->stack.guard;
 	}
+	w->stack_mode = __weft_is_copy(t) ? CS_MODE_COPY : CS_MODE_SEPARATE;
 	return 0;
 }

@@ -27,6 +27,13 @@ EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr,
 	int e = attr_spawn(a, self->policy, self->base_prio, &how);
 	if (e)
 		return e;
+	/* a copy-stack creator's stack holds its data only while it runs
+	 * (runtime/copystack.c): the new thread could not read an argument
+	 * there, so refuse it rather than hand over another thread's bytes */
+	if (unlikely(__weft_is_copy(self)) && __weft_sp_in(self, (uintptr_t)arg)) {
+		__weft_cs_refuse_arg(self, arg);
+		return EINVAL;
+	}
 	/* glibc's own pthread_create tells libc and libstdc++ that the process
 	 * is threaded; libstdc++ takes shortcuts (stop_token, shared_ptr) while
 	 * __libc_single_threaded is 1, which are wrong once a second UT exists. */

@@ -34,7 +34,9 @@ void __weft_check_state(struct ut *t, enum ut_state from, enum ut_state to)
 {
 	bool ok;
 	switch (to) {
-	case UT_READY:   ok = from == UT_FREE || from == UT_RUNNING || from == UT_BLOCKED || from == UT_READY; break;
+	case UT_READY:   ok = from == UT_FREE || from == UT_RUNNING || from == UT_BLOCKED || from == UT_READY ||
+			      from == UT_DEFERRED; break;
+	case UT_DEFERRED: ok = from == UT_READY; break;
 	case UT_RUNNING: ok = from == UT_READY || from == UT_FREE; break;
 	case UT_BLOCKED: ok = from == UT_RUNNING; break;
 	case UT_EXITING: ok = from == UT_RUNNING; break;
@@ -84,7 +86,7 @@ static void check_heap(const struct vp *vp)
 
 static void count_live(struct ut *t, void *ctx)
 {
-	if (t->state == UT_READY || t->state == UT_RUNNING || t->state == UT_BLOCKED)
+	if (t->state == UT_READY || t->state == UT_RUNNING || t->state == UT_BLOCKED || t->state == UT_DEFERRED)
 		++*(uint32_t *)ctx;
 }
 

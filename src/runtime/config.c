@@ -21,6 +21,7 @@
  *   WEFT_DUMP_SIGNAL a signal that prints every UT (dump.c), optionally :exit
  *   WEFT_ACTIVATIONS on / off: hand the VP on around blocking calls (handoff.c)
  *   WEFT_MAX_KTHREADS  spare kernel threads Weft may make (default 64)
+ *   WEFT_STACK_MODE  separate / copy: a new UT's stack, by default (copystack.c)
  *
  * This runs inside __weft_init, possibly before main and before stdio is
  * safe to use from a constructor, so it uses getenv and write(2) only.
@@ -119,6 +120,18 @@ static void read_stack_size(struct weft_config *cfg)
 		return;
 	}
 	cfg->stack_size = (size_t)size;
+}
+
+static void read_stack_mode(struct weft_config *cfg)
+{
+	const char *v = value_of("WEFT_STACK_MODE");
+	cfg->stack_mode = CS_MODE_SEPARATE;
+	if (!v || strcmp(v, "separate") == 0)
+		return;
+	if (strcmp(v, "copy") == 0)
+		cfg->stack_mode = CS_MODE_COPY;
+	else
+		__weft_warn("weft: WEFT_STACK_MODE=%s is not separate or copy; using the default separate", v);
 }
 
 static void read_vps(struct weft_config *cfg)
@@ -300,6 +313,7 @@ void __weft_config_init(struct weft_config *cfg)
 	cfg->preempt_signal = SIGURG;
 	cfg->vps = 1;
 	read_stack_size(cfg);
+	read_stack_mode(cfg);
 	read_vps(cfg);
 	read_sched(cfg);
 	read_timeslice(cfg);

@@ -219,6 +219,9 @@ static void put_state(struct out *o, const struct ut *t, int64_t now)
 	case UT_EXITING:
 		put(o, "is exiting");
 		break;
+	case UT_DEFERRED:
+		put(o, "is ready to run, waiting for its run stack (copy-stack)");
+		break;
 	default:
 		put(o, "is in state ");
 		put_dec(o, t->state);
@@ -311,11 +314,26 @@ static bool in_weft(const void *pc)
 	return (const char *)pc >= __weft_text_begin && (const char *)pc < __weft_text_end;
 }
 
+#ifdef HAVE_UNWIND_ON
+struct unwind_job {
+	const struct ut *t;
+	struct frames *f;
+};
+
+static void unwind_parked(void *p)
+{
+	struct unwind_job *j = p;
+	__weft_dump_unwind_on(j->t->sp, collect, j->f);
+	drop_until(j->f, __weft_dump_unwind_ret, false);
+}
+#endif
+
 /* Can t's stack be unwound from its saved stack pointer? */
 static bool parked_frame_ok(const struct ut *t)
 {
 	uintptr_t sp = (uintptr_t)t->sp;
-	if (t == __weft_self() || (t->state != UT_READY && t->state != UT_BLOCKED) || !sp)
+	if (t == __weft_self() || (t->state != UT_READY && t->state != UT_BLOCKED && t->state != UT_DEFERRED) ||
+	    !sp)
 		return false;
 	if (t->stack.kind == STACK_NONE)
 		return false;
@@ -407,8 +425,18 @@ static void dump_one(struct ut *t, void *p)
 		drop_until(&f, c->caller, true);
 	} else if (parked_frame_ok(t)) {
 #ifdef HAVE_UNWIND_ON
-		__weft_dump_unwind_on(t->sp, collect, &f);
-		drop_until(&f, __weft_dump_unwind_ret, false);
+		struct unwind_job j = { t, &f };
+		/* a copy-stack UT's frames may be in its save area: they are
+		 * put back where they belong for the walk (copystack.c) */
+		if (__weft_is_copy(t)) {
+			if (!__weft_cs_inspect(t, unwind_parked, &j)) {
+				put(o, c->prefix);
+				put(o, "      (its frames are in its save area: its run stack is in use)\n");
+				out_flush(o);
+			}
+		} else {
+			unwind_parked(&j);
+		}
 #endif
 	}
 	put_frames(o, c->prefix, &f);

@@ -46,8 +46,9 @@ static void write_all(const char *s, size_t n)
 static bool in_guard(const struct ut *t, uintptr_t a)
 {
 	const struct ut_stack *s = &t->stack;
-	if (s->kind != STACK_POOLED && s->kind != STACK_MAPPED)
-		return false;       /* main's (the kernel reports it) or the program's */
+	if (s->kind != STACK_POOLED && s->kind != STACK_MAPPED && s->kind != STACK_COPY)
+		return false;       /* main's (the kernel reports it) or the program's;
+			     * a copy-stack UT's is its run stack's guard */
 	if (!s->guard || s->canary)
 		return false;       /* no guard, or one that could not be protected */
 	uintptr_t lo = (uintptr_t)s->lo;

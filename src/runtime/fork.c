@@ -34,14 +34,16 @@ static void gone(struct ut *t, void *p)
 	if (t == c->self)
 		return;
 	struct vp *vp = __weft_vp();
-	if (t->state == UT_BLOCKED && t->wq)
+	if ((t->state == UT_BLOCKED || t->state == UT_DEFERRED) && t->wq)
 		__weft_waitq_remove(t->wq, t);
 	t->tindex = 0;
 	t->q_next = t->q_prev = NULL;
 	if (t->state != UT_ZOMBIE && t->state != UT_FREE) {
 		if (t->tls)
 			__weft_tls_detach(t);
-		if (t != vp->exiting && t->stack.kind != STACK_PROCESS && t->stack.kind != STACK_NONE)
+		if (__weft_is_copy(t))
+			__weft_cs_release(t);
+		else if (t != vp->exiting && t->stack.kind != STACK_PROCESS && t->stack.kind != STACK_NONE)
 			__weft_stack_put(&t->stack);
 	}
 	__weft_sig_forget(t);
@@ -67,6 +69,7 @@ void __weft_fork_child(struct vp *vp)
 	self->tindex = 0;
 	struct reap_ctx c = { self, 0 };
 	__weft_ut_foreach(gone, &c);
+	__weft_cs_after_fork(self);
 	vp->exiting = NULL;
 	__weft_vps[0].cancel_armed = (self->cancel & CANCEL_ARMED) ? 1 : 0;
 	vp->async_cancel = __weft_vps[0].cancel_armed != 0;

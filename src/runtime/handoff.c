@@ -35,7 +35,21 @@
 #include "../arch/arch.h"
 
 #include <signal.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/syscall.h>
+
+/* A kernel thread to hand the VP to around a blocking call, or NULL: the
+ * call then blocks in place (alone, inside a handler that must not
+ * switch, no home for this kernel thread, no spare to be had). */
+static struct kt *handoff_target(struct vp *vp)
+{
+	if (__weft_proc.live < 2 || __weft_noswitch(vp) || !__weft_activations_on())
+		return NULL;
+	if (__weft_kt_home_ready(vp->carrier) != 0)
+		return NULL;
+	return __weft_kt_spare_get();
+}
 
 void __weft_blocking_begin(struct weft_blocking *b)
 {
@@ -45,13 +59,8 @@ void __weft_blocking_begin(struct weft_blocking *b)
 	b->self = x;
 	b->k = vp->carrier;
 	b->caught = vp->async.caught;
-	/* Alone, or inside a handler that must not switch: block in place. */
-	if (__weft_proc.live < 2 || __weft_noswitch(vp) || !__weft_activations_on())
-		return;
 	struct kt *k = vp->carrier;
-	if (__weft_kt_home_ready(k) != 0)
-		return;
-	struct kt *to = __weft_kt_spare_get();
+	struct kt *to = handoff_target(vp);
 	if (!to)
 		return;
 	b->handed = true;
@@ -74,16 +83,106 @@ void __weft_blocking_end(struct weft_blocking *b)
 	__weft_kt_go_home(b->k, b->self);
 }
 
-long __weft_blocking_syscall6(long nr, long a, long b, long c, long d, long e, long f)
+long __weft_blocking_syscall_b(long nr, const long args[6], const struct weft_bounce *bb, unsigned nb)
 {
 	for (;;) {
-		struct weft_blocking bk;
-		__weft_blocking_begin(&bk);
-		long r = __weft_raw_syscall6(nr, a, b, c, d, e, f);
-		__weft_blocking_end(&bk);
-		if (r != -EINTR || !__weft_blocking_eintr_is_weft(&bk))
+		bool weft;
+		long r = __weft_blocking_call(nr, args, bb, nb, false, &weft);
+		if (!weft)
 			return r;
 	}
+}
+
+long __weft_blocking_syscall6(long nr, long a, long b, long c, long d, long e, long f)
+{
+	const long args[6] = { a, b, c, d, e, f };
+	return __weft_blocking_syscall_b(nr, args, NULL, 0);
+}
+
+/*
+ * A copy-stack UT's blocking call (copystack.c): its kernel thread K must
+ * not make the call on the UT's stack, which is the run stack other
+ * copy-stack UTs of the VP need meanwhile (and the call may wait for one
+ * of them).  So K switches from the UT to its home stack — the UT is then
+ * parked like any, its frames on the run stack until another needs it —
+ * and home hands the VP on, makes the call, writes the result into the UT
+ * (cs.result) and queues it as a UT back from any blocking call.  The call
+ * may read and write no memory on the UT's stack: the caller copies what
+ * it names there off it first (__weft_blocking_call's bounces).
+ */
+static long detached_call(struct vp *vp, struct ut *x, struct kt *to, long nr, const long a[6])
+{
+	vp->stat.handoffs++;
+	x->saved_errno = *vp->errnop;
+	WEFT_STATE(x, UT_BLOCKED);
+	x->wait_kind = WAIT_SYSCALL;
+	x->wait_obj = NULL;
+	x->cs.detached = 1;
+	vp->offvp++;
+	__weft_cs_left(x);
+	__weft_kt_call_from_home(vp->carrier, x, to, nr, a);
+	x->cs.detached = 0;
+	return x->cs.result;
+}
+
+long __weft_blocking_call(long nr, const long args[6], const struct weft_bounce *bb, unsigned nb,
+			  bool handed_only, bool *weft_eintr)
+{
+	struct vp *vp = __weft_vp();
+	struct ut *x = vp->cur;
+	long a[6];
+	memcpy(a, args, sizeof a);
+	*weft_eintr = false;
+	void *copy[WEFT_BOUNCES_MAX] = { 0 };
+	bool copy_stack = __weft_is_copy(x);
+	if (unlikely(copy_stack)) {
+		/* what the call reads or writes on the UT's own stack goes
+		 * through memory off it */
+		for (unsigned i = 0; i < nb && i < WEFT_BOUNCES_MAX; i++) {
+			const void *p = (const void *)a[bb[i].arg];
+			if (!__weft_cs_on_stack(x, p) || bb[i].len == 0)
+				continue;
+			copy[i] = malloc(bb[i].len);
+			if (!copy[i])
+				continue;                 /* then made on the run stack */
+			if (bb[i].dir & WEFT_BOUNCE_IN)
+				memcpy(copy[i], p, bb[i].len);
+			a[bb[i].arg] = (long)copy[i];
+		}
+		bool off = true;
+		for (unsigned j = 0; j < 6; j++)
+			if (__weft_cs_on_stack(x, (const void *)a[j]))
+				off = false;              /* memory of its stack the caller did not name */
+		struct kt *to = off ? handoff_target(vp) : NULL;
+		long r;
+		if (to) {
+			r = detached_call(vp, x, to, nr, a);
+		} else if (handed_only && off) {
+			r = WEFT_NOT_HANDED;
+		} else {
+			struct weft_blocking bk;
+			__weft_blocking_begin(&bk);
+			r = handed_only && !bk.handed ? WEFT_NOT_HANDED
+						       : __weft_raw_syscall6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+			__weft_blocking_end(&bk);
+			*weft_eintr = r == -EINTR && __weft_blocking_eintr_is_weft(&bk);
+		}
+		for (unsigned i = 0; i < nb && i < WEFT_BOUNCES_MAX; i++) {
+			if (!copy[i])
+				continue;
+			if ((bb[i].dir & WEFT_BOUNCE_OUT) && r >= 0 && r != WEFT_NOT_HANDED)
+				memcpy((void *)args[bb[i].arg], copy[i], bb[i].len);
+			free(copy[i]);
+		}
+		return r;
+	}
+	struct weft_blocking bk;
+	__weft_blocking_begin(&bk);
+	long r = handed_only && !bk.handed ? WEFT_NOT_HANDED
+					   : __weft_raw_syscall6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+	__weft_blocking_end(&bk);
+	*weft_eintr = r == -EINTR && __weft_blocking_eintr_is_weft(&bk);
+	return r;
 }
 
 bool __weft_blocking_eintr_is_weft(const struct weft_blocking *b)
@@ -135,11 +234,15 @@ void __weft_inbox_drain_slow(struct vp *vp)
 			continue;
 		}
 		__weft_ready(t);
+		if (unlikely(__weft_is_copy(t)))
+			__weft_cs_left(t);       /* its run stack is free again */
 	}
 	while (first) {
 		struct ut *t = first;
 		first = t->q_next;
 		__weft_ready_first(t);
 		vp->rejoined_first = 1;
+		if (unlikely(__weft_is_copy(t)))
+			__weft_cs_left(t);
 	}
 }

@@ -187,11 +187,34 @@ static void carry(struct kt *k)
 		__weft_tp_set(k->tp);
 }
 
+/* Home makes a copy-stack UT's blocking call (handoff.c): the UT switched
+ * here with the VP still held; home lets it go and makes the call on its
+ * own stack, so the run stack serves other UTs meanwhile.  Every signal is
+ * blocked on k from here: the kernel can interrupt the call only for a
+ * stop, and then it is made again. */
+static void call_for(struct kt *k, struct vp *vp)
+{
+	struct ut *x = k->call.x;
+	k->call.x = NULL;
+	__weft_cur_set(vp, NULL);
+	__weft_kt_let_go(k, true);
+	__weft_kt_give(k->call.to);
+	long r;
+	do
+		r = __weft_raw_syscall6(k->call.nr, k->call.a[0], k->call.a[1], k->call.a[2], k->call.a[3],
+					k->call.a[4], k->call.a[5]);
+	while (r == -EINTR);
+	x->cs.result = r;
+	k->rejoin = x;
+}
+
 static __attribute__((noreturn)) void home_loop(struct kt *k, bool promised)
 {
 	for (;; promised = false) {
 		/* the VP k last carried (M:N: its %gs) */
 		struct vp *vp = __weft_vp();
+		if (k->call.x)
+			call_for(k, vp);
 		struct ut *x = k->rejoin;
 		if (x) {
 			/* queue it; from here the carrier may run it at once */
@@ -555,6 +578,19 @@ void __weft_kt_counts(uint64_t *made, uint64_t *spare)
 {
 	*made = kts.made;
 	*spare = kts.parked;
+}
+
+void __weft_kt_call_from_home(struct kt *k, struct ut *x, struct kt *to, long nr, const long a[6])
+{
+	k->call.to = to;
+	k->call.nr = nr;
+	memcpy(k->call.a, a, sizeof k->call.a);
+	k->call.x = x;
+	home_tp(k);
+	__weft_san_leave(x, &k->home);
+	__weft_switch(&x->sp, k->home.sp);
+	/* x runs again: some carrier chose it and switched to it here */
+	__weft_switched_in(__weft_vp());
 }
 
 void __weft_kt_go_home(struct kt *k, struct ut *x)

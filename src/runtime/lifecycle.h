@@ -14,8 +14,12 @@
 
 #include <string.h>
 
-static inline int __weft_take_stack(struct ut *t, const struct ut_spawn *how)
+static inline int __weft_take_stack(struct ut *t, const struct ut_spawn *how, struct vp *vp)
 {
+	/* a copy-stack UT shares its VP's run stack (copystack.c); a stack
+	 * of the program's own cannot be one (pthread_create refuses it) */
+	if (unlikely(how->stack_mode == CS_MODE_COPY))
+		return __weft_cs_spawn(t, vp, how->stacksize, how->guardsize);
 	if (how->stackaddr) {
 		t->stack.lo = how->stackaddr;
 		t->stack.hi = (char *)how->stackaddr + how->stacksize;
@@ -45,11 +49,11 @@ static inline __attribute__((always_inline)) int __weft_ut_spawn_inline(const st
 	 * switched away from, or ready ones about to exit, give stacks back
 	 * once they run, so let them run and try once more (as the kernel
 	 * reaps exited threads in the background for NPTL). */
-	int e = __weft_take_stack(t, how);
+	int e = __weft_take_stack(t, how, vp);
 	if (e == EAGAIN && __weft_rq.nready) {
 		__weft_yield();
 		vp = __weft_vp();
-		e = __weft_take_stack(t, how);
+		e = __weft_take_stack(t, how, vp);
 	}
 	if (e) {
 		__weft_ut_free(t);
@@ -65,15 +69,25 @@ static inline __attribute__((always_inline)) int __weft_ut_spawn_inline(const st
 	memcpy(t->name, self->name, sizeof t->name);  /* as clone() copies comm */
 	__weft_sig_born(t, self, how->sigmask);
 	char *top = t->stack.hi;
-	if (unlikely(vp->tp_on)) {
-		e = __weft_tls_attach(t, &top);
-		if (e) {
-			__weft_stack_put(&t->stack);
+	if (unlikely(__weft_is_copy(t))) {
+		/* its first frame is in its save area already; its thread
+		 * block, if UTs have their own, cannot be on a shared stack */
+		if (unlikely(vp->tp_on) && (e = __weft_tls_attach_apart(t)) != 0) {
+			__weft_cs_release(t);
 			__weft_ut_free(t);
 			return e;
 		}
+	} else {
+		if (unlikely(vp->tp_on)) {
+			e = __weft_tls_attach(t, &top);
+			if (e) {
+				__weft_stack_put(&t->stack);
+				__weft_ut_free(t);
+				return e;
+			}
+		}
+		t->sp = __weft_arch_frame(top, __weft_ut_main, t);
 	}
-	t->sp = __weft_arch_frame(top, __weft_ut_main, t);
 	*out = t;
 	__weft_proc.live++;
 	vp->stat.created++;

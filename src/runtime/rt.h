@@ -19,7 +19,10 @@
  *            timer heap iff it has a deadline;
  *   EXITING  exited and switched away from for the last time; the next UT
  *            to run releases its stack (lifecycle.c);
- *   ZOMBIE   exited, joinable, waiting for pthread_join; no stack.
+ *   ZOMBIE   exited, joinable, waiting for pthread_join; no stack;
+ *   DEFERRED a copy-stack UT that was chosen while its run stack was busy
+ *            (copystack.c): linked on that run stack's list until it is
+ *            free, then READY again at the head of its level.
  * A UT's q_next/q_prev links belong to whichever queue holds it, so a UT is
  * never on two queues.  UT state machine (checked in WEFT_DEBUG builds):
  *   FREE -> READY (spawn) -> RUNNING <-> READY, RUNNING -> BLOCKED -> READY,
@@ -87,6 +90,9 @@ enum ut_state {
 	UT_BLOCKED,    /* parked */
 	UT_ZOMBIE,     /* exited, joinable, stack released */
 	UT_EXITING,    /* exited; stack and slot await release by the next UT */
+	UT_DEFERRED,   /* a copy-stack UT chosen to run while its run stack was
+			* busy (copystack.c): ready, but waiting on that run
+			* stack's list, not a ready queue, until it is free */
 };
 
 /* Why a UT is parked: kept for deadlock reports and debuggers. */
@@ -116,7 +122,13 @@ struct weft_lock {
 };
 
 /* Stack of one UT.  `lo` is the lowest usable byte, `hi` one past the top. */
-enum stack_kind { STACK_NONE = 0, STACK_POOLED, STACK_MAPPED, STACK_USER, STACK_PROCESS };
+enum stack_kind { STACK_NONE = 0, STACK_POOLED, STACK_MAPPED, STACK_USER, STACK_PROCESS,
+		  STACK_COPY /* a copy-stack UT: lo..hi is its VP's run stack, shared
+			      * (copystack.c); `index` names the run stack */ };
+
+/* A UT's kind of stack, as asked (an attribute, WEFT_STACK_MODE): 0 is
+ * "the process default" in an attribute; the values are weft.h's. */
+enum weft_stack_mode_internal { CS_MODE_DEFAULT = 0, CS_MODE_SEPARATE = 1, CS_MODE_COPY = 2 };
 
 struct ut_stack {
 	char *lo, *hi;
@@ -133,6 +145,30 @@ struct ut_stack {
 };
 
 struct tsd;                /* thread-specific data (sync/key.c) */
+
+/*
+ * A copy-stack UT's frames while they are not on its run stack
+ * (copystack.c, Marovich's second variant): its save area holds the live
+ * part [top - len, top) of the run stack as it was when another UT needed
+ * that stack (and, in ASan builds, the shadow of those bytes after them).
+ * len 0: its frames are on the run stack (it is the run stack's occupant),
+ * or it has none.  offstack: while it runs a signal handler on another
+ * stack (its sigaltstack, the kernel thread's), the lowest byte of the run
+ * stack its interrupted frames use; 0 otherwise.  VP-local.
+ */
+struct ut_copy {
+	char *save;
+	uint32_t len;
+	uint8_t cls;               /* the save area's size class (0: none) */
+	uint8_t detached;          /* in a blocking call its kernel thread makes from
+				    * its home stack (handoff.c): off the run stack */
+	uint8_t scratch_busy;      /* `scratch` is lent out (__weft_wait_mem) */
+	uintptr_t offstack;
+	void *scratch;             /* __weft_wait_mem's block (malloc'd), or NULL */
+	size_t scratch_size;
+	long result;               /* a detached call's result, written by its kernel
+				    * thread before it queues the UT (handoff.c) */
+};
 
 /*
  * A user thread.  Descriptors live in the UT table for ever (ut_table.c),
@@ -181,6 +217,7 @@ struct ut {
 	struct waitq joinq;           /* the (one) joiner parks here */
 	struct ut *joiner;
 	struct ut_stack stack;
+	struct ut_copy cs;            /* copy-stack UTs only (copystack.c) */
 	struct tsd *tsd;              /* sync/key.c */
 	uintptr_t mbox_msg;           /* sync/mailbox.c */
 	void *robust_head;            /* robust mutexes held (sync/robust.c) */
@@ -230,6 +267,7 @@ struct weft_counters {
 	uint64_t rejoins;              /* UTs back from a blocking call, queued again */
 	uint64_t takeovers;            /* the VP taken from a kernel thread blocked in code
 					* Weft did not wrap (monitor.c) */
+	uint64_t cs_saves, cs_restores, cs_bytes;   /* copy-stack frames moved (copystack.c) */
 };
 
 /* Debug schedulers (Mueller's "perverted scheduling"), WEFT_SCHED. */
@@ -346,6 +384,8 @@ struct vp {
 			uint8_t tp_on;
 			uint8_t cpu_acct;          /* per-UT CPU clocks are kept (cpuclock.c;
 						    * set once, never cleared) */
+			uint8_t cs_on;             /* a copy-stack UT exists (copystack.c;
+						    * set once, never cleared) */
 		};
 		volatile uint64_t switch_care;
 	};
@@ -437,6 +477,14 @@ struct vp {
 	 * gone: no kernel thread carries it (a child forked after the VPs
 	 * started keeps one VP; mn_start clears it as it gives a VP a carrier). */
 	struct ut idle_ut;
+	/* Copy-stack UTs (copystack.c): the mover, a context of the VP's own
+	 * (a small stack, a frame made afresh each time, never resumed) that
+	 * saves the outgoing UT's frames and restores the incoming one's when
+	 * both use one run stack, since neither may do it standing on it;
+	 * cs_out and cs_in are its two UTs for one switch.  VP-local. */
+	struct ut_stack cs_mover;
+	struct ut *cs_out, *cs_in, *cs_next;
+	bool cs_evict;                    /* debug builds: cs_out's frames leave at once */
 	volatile uint8_t woken;
 	volatile uint8_t kicked;
 	bool gone;
@@ -463,6 +511,7 @@ struct weft_config {
 	unsigned block_threshold_us;      /* WEFT_BLOCK_THRESHOLD: the monitor takes the VP from
 					   * a kernel thread this long in the kernel (0: no monitor) */
 	bool dump_exit;                   /* ... with :exit: end after the dump */
+	uint8_t stack_mode;               /* WEFT_STACK_MODE: CS_MODE_SEPARATE or _COPY */
 };
 
 /*
@@ -665,6 +714,9 @@ void __weft_stack_put(struct ut_stack *s) HIDDEN;
  * stack the program supplied; __weft_stack_get does it for its own). */
 void __weft_stack_vg_register(struct ut_stack *s) HIDDEN;
 size_t __weft_stack_default_size(void) HIDDEN;
+/* Would __weft_stack_get take this size and guard (0 or EINVAL)?  For a
+ * stack not made now (a copy-stack UT's). */
+int __weft_stack_check(size_t size, size_t guard) HIDDEN;
 void __weft_stack_set_default_size(size_t size) HIDDEN;
 /* A canary stack's canary word is intact or unreadable (the program has
  * protected that page itself); never faults.  Checked at every switch. */
@@ -680,6 +732,7 @@ struct ut_spawn {
 	bool detached, explicit_sched;
 	void *stackaddr;                  /* caller's stack, or NULL */
 	size_t stacksize, guardsize;      /* 0: defaults */
+	uint8_t stack_mode;               /* enum weft_stack_mode_internal */
 	const sigset_t *sigmask;          /* its signal mask; NULL: the creator's */
 };
 /* Make a UT and make it READY (running it at once if it outranks the
@@ -692,6 +745,66 @@ void __weft_ut_exit(void *retval) HIDDEN __attribute__((noreturn));
 void __weft_ut_reap(struct ut *t) HIDDEN;
 /* The entry of every new UT (sched.c): switch-in work, epilogue, start. */
 void __weft_ut_main(void *t) HIDDEN __attribute__((noreturn));
+
+/* ---- copy-stack UTs (copystack.c) ----
+ * Marovich's second variant: UTs that share their VP's run stack, whose
+ * live part is saved to a right-sized area when another UT needs the run
+ * stack, and restored when the UT runs again.  The process default is
+ * WEFT_STACK_MODE; an attribute may choose per UT. */
+static inline bool __weft_is_copy(const struct ut *t) { return t->stack.kind == STACK_COPY; }
+/* Make t a copy-stack UT on vp's run stack, its first frame in its save
+ * area.  0, EINVAL (a stack size larger than the run stack) or EAGAIN. */
+int __weft_cs_spawn(struct ut *t, struct vp *vp, size_t stacksize, size_t guardsize) HIDDEN;
+/* t is gone (its exit's stack release, fork's child): its save area back
+ * to the pool, and its run stack free if its frames were there. */
+void __weft_cs_release(struct ut *t) HIDDEN;
+/* next (copy-stack, chosen) cannot run now: its run stack holds the
+ * frames of a UT that runs (on another VP) or is away in the kernel. */
+bool __weft_cs_busy(const struct ut *next) HIDDEN;
+/* UTs deferred now (weft_stats_get counts them ready). */
+extern uint32_t __weft_cs_deferred HIDDEN;
+/* ... so it waits (UT_DEFERRED) until that run stack is free. */
+void __weft_cs_defer(struct ut *t) HIDDEN;
+/* Before prev gives the VP to next: next's frames are made present on its
+ * run stack, or, when prev stands on that very run stack, the switch must
+ * go through the VP's mover (true: __weft_cs_switch_moved). */
+bool __weft_cs_prepare(struct vp *vp, struct ut *prev, struct ut *next) HIDDEN;
+void __weft_cs_switch_moved(struct vp *vp, struct ut *prev, struct ut *next) HIDDEN;
+/* t, a copy-stack UT, no longer runs on its run stack (it switched away
+ * to another run stack or a separate stack, or came back from the kernel):
+ * the UTs deferred for that run stack are ready again. */
+void __weft_cs_left(struct ut *t) HIDDEN;
+/* A handler runs over a copy-stack UT on another stack: the frames it
+ * interrupted end at sp (its red zone below).  Returns the old mark. */
+uintptr_t __weft_cs_offstack_enter(struct ut *t, uintptr_t sp) HIDDEN;
+static inline void __weft_cs_offstack_leave(struct ut *t, uintptr_t old)
+{
+	if (t && __weft_is_copy(t))
+		t->cs.offstack = old;
+}
+/* Memory for records other UTs reach while the caller waits (the I/O
+ * waits', the futex emulation's, sigwait's): a copy-stack UT's stack holds
+ * another UT's bytes while it waits, so its records live here instead.
+ * NULL for a separate-stack UT (its stack is the place); else at least n
+ * bytes, the caller's until __weft_wait_mem_put; ENOMEM-free: dies only
+ * when malloc fails.  Mainline. */
+void *__weft_wait_mem(struct ut *t, size_t n) HIDDEN;
+void __weft_wait_mem_put(struct ut *t, void *p) HIDDEN;
+/* Is p on t's stack (a copy-stack UT's run stack)? */
+static inline bool __weft_cs_on_stack(const struct ut *t, const void *p)
+{
+	return __weft_is_copy(t) && (uintptr_t)p - (uintptr_t)t->stack.lo < (uintptr_t)t->stack.hi - (uintptr_t)t->stack.lo;
+}
+/* pthread_create from copy-stack UT t was given an argument on t's stack:
+ * say why it is refused (once). */
+void __weft_cs_refuse_arg(const struct ut *t, const void *arg) HIDDEN;
+/* fork's child: the caller is the only UT; run stacks forget the rest. */
+void __weft_cs_after_fork(struct ut *self) HIDDEN;
+/* Run fn(arg) with t's frames present at their own addresses (a thread
+ * dump of a parked copy-stack UT), then put back what was there.  Where
+ * that cannot be done (its run stack busy on another VP), fn is not run:
+ * false. */
+bool __weft_cs_inspect(struct ut *t, void (*fn)(void *), void *arg) HIDDEN;
 
 /* ---- per-UT thread-local storage (tls.c) ---- */
 void __weft_tls_init(void) HIDDEN;
@@ -710,6 +823,9 @@ int __weft_tls_attach(struct ut *t, char **stack_top) HIDDEN;
 void __weft_tls_rehome(struct ut *t, const struct vp *vp) HIDDEN;
 /* A UT made before UTs had TLS of their own, about to run. */
 void __weft_tls_attach_late(struct ut *t) HIDDEN;
+/* A new UT's thread block apart from its stack (a copy-stack UT's stack
+ * is shared): 0 or EAGAIN. */
+int __weft_tls_attach_apart(struct ut *t) HIDDEN;
 /* At exit, in the UT's own TLS: C++ thread_local destructors first ... */
 void __weft_tls_exit_dtors(struct ut *self) HIDDEN;
 /* ... and, after its keys' destructors, its context back to the pool. */
@@ -1277,6 +1393,13 @@ struct kt {
 	struct kt *lend_to;               /* for its home: give the VP to this guest */
 	struct ut *resume;                /* handed the VP to run this UT (already RUNNING) */
 	struct kt_timers timers;
+	/* a copy-stack UT's call its home makes (handoff.c, detached_call):
+	 * set by the UT on k before it switches to k's home; home's alone then */
+	struct {
+		struct ut *x;
+		struct kt *to;
+		long nr, a[6];
+	} call;
 	bool spare;                       /* made by Weft (not the VP's first thread) */
 	struct vp *vp;                    /* the VP handed to it (written by the giver
 					   * before `gift`, read by k after it) */
@@ -1310,6 +1433,10 @@ void __weft_kt_give_vp(struct kt *k, struct vp *vp) HIDDEN;
  * or a guest, to run `run` if not NULL, else to choose) and waits until it
  * is handed the VP again (guest.c's guests); its UT cur stays as it is. */
 void __weft_kt_give_and_wait(struct kt *k, struct kt *to, struct ut *run) HIDDEN;
+/* Copy-stack UT x's blocking call (handoff.c): switch from x to k's home,
+ * which hands the VP to `to`, makes the call nr(a) there, stores its result
+ * in x->cs.result and queues x; returns when x runs again. */
+void __weft_kt_call_from_home(struct kt *k, struct ut *x, struct kt *to, long nr, const long a[6]) HIDDEN;
 /* Switch from prev to k's home, which gives the VP to k->lend_to (a guest)
  * and parks k; returns when prev runs again (guest.c). */
 void __weft_kt_lend_from(struct kt *k, struct ut *prev) HIDDEN;
@@ -1358,8 +1485,31 @@ void __weft_blocking_end(struct weft_blocking *b) HIDDEN;
  * it (Weft's tick or kick did), so the wrapper makes the call again. */
 bool __weft_blocking_eintr_is_weft(const struct weft_blocking *b) HIDDEN;
 /* One raw system call known to block, inside the bracket; made again
- * after an EINTR that only Weft's own signals can have caused. */
+ * after an EINTR that only Weft's own signals can have caused.  Its
+ * arguments must not point into a copy-stack caller's stack unless the
+ * call neither waits for another UT nor writes there after it returned
+ * from its entry (else __weft_blocking_call, naming them). */
 long __weft_blocking_syscall6(long nr, long a, long b, long c, long d, long e, long f) HIDDEN;
+/* Memory a blocking call's argument `arg` (0..5) names, `len` bytes, read
+ * (IN) and/or written (OUT) by the call: for a copy-stack caller, what
+ * lies on its own stack is copied off it around the call, which is then
+ * made off its run stack (handoff.c, detached_call). */
+enum { WEFT_BOUNCE_IN = 1, WEFT_BOUNCE_OUT = 2, WEFT_BOUNCES_MAX = 3 };
+struct weft_bounce {
+	uint8_t arg, dir;
+	size_t len;
+};
+/* One attempt at the call, in the bracket (a copy-stack caller's made off
+ * its run stack where the arguments allow): its result; *weft_eintr when
+ * it is an EINTR only Weft's own signals can have caused.  handed_only:
+ * make it only if the VP can be handed on, else return WEFT_NOT_HANDED
+ * (the caller waits its own way: pfutex.c). */
+#define WEFT_NOT_HANDED 1L
+long __weft_blocking_call(long nr, const long args[6], const struct weft_bounce *bounces, unsigned nb,
+			  bool handed_only, bool *weft_eintr) HIDDEN;
+/* __weft_blocking_syscall6 with its memory named: made again after an
+ * EINTR of Weft's own. */
+long __weft_blocking_syscall_b(long nr, const long args[6], const struct weft_bounce *bounces, unsigned nb) HIDDEN;
 /* Queue the UTs back from blocking calls as ready (carrier mainline). */
 void __weft_inbox_drain_slow(struct vp *vp) HIDDEN;
 static inline void __weft_inbox_drain(struct vp *vp)

@@ -128,7 +128,10 @@ static inline void switched_in(struct vp *vp)
 	if (unlikely(vp->exiting != NULL)) {
 		struct ut *t = vp->exiting;
 		vp->exiting = NULL;
-		__weft_stack_put(&t->stack);
+		if (unlikely(__weft_is_copy(t)))
+			__weft_cs_release(t);
+		else
+			__weft_stack_put(&t->stack);
 #if WEFT_TSAN
 		void *fiber = __weft_tsan_take(t);   /* ends below, once t is settled */
 #endif
@@ -170,11 +173,50 @@ static void canary_dead(struct ut *t)
 		   (unsigned long long)t->id, t->name, (void *)t->stack.lo, (void *)t->stack.hi);
 }
 
+static int idle(struct vp *vp);
+static void mn_idle_switch(struct vp *vp);
+
+/*
+ * Copy-stack UTs (copystack.c): the chosen UT may be unable to run now,
+ * its run stack busy (its occupant runs on another VP, or is away in the
+ * kernel).  Then it waits for that run stack (UT_DEFERRED) and the next
+ * best is chosen, as if it were not ready; with nothing else ready the VP
+ * waits as __weft_schedule would (M:N: NULL, the caller goes idle).
+ */
+static struct ut *cs_runnable(struct vp *vp, struct ut *next)
+{
+	while (__weft_is_copy(next) && __weft_cs_busy(next)) {
+		__weft_cs_defer(next);
+		int p = __weft_highest_ready();
+		if (p < 0) {
+			if (unlikely(__weft_mn) && __weft_proc.mn.started)
+				return NULL;
+			p = idle(vp);
+		}
+		next = choose(vp, p);
+		rq_unlink(vp, next);
+	}
+	return next;
+}
+
 /* Every switch: prev (RUNNING, BLOCKED, READY or EXITING, already queued
  * wherever it belongs) gives the VP to next (READY, already unlinked). */
 static inline void switch_to(struct vp *vp, struct ut *next)
 {
 	struct ut *prev = vp->cur;
+	bool moved = false;
+	if (unlikely(vp->switch_care) && vp->cs_on && (__weft_is_copy(next) || __weft_is_copy(prev))) {
+		next = cs_runnable(vp, next);
+		if (next == prev) {            /* chosen again while its pick waited */
+			WEFT_STATE(prev, UT_RUNNING);
+			return;
+		}
+		if (!next) {
+			mn_idle_switch(vp);
+			return;
+		}
+		moved = __weft_cs_prepare(vp, prev, next);
+	}
 	prev->saved_errno = *vp->errnop;
 	if (unlikely(prev->stack.canary) && !__weft_stack_canary_ok(&prev->stack))
 		canary_dead(prev);
@@ -209,7 +251,10 @@ static inline void switch_to(struct vp *vp, struct ut *next)
 		}
 	}
 	san_leave(prev, next);
-	__weft_switch(&prev->sp, next->sp);
+	if (unlikely(moved))
+		__weft_cs_switch_moved(vp, prev, next);   /* both on one run stack */
+	else
+		__weft_switch(&prev->sp, next->sp);
 	/* prev runs again, on whichever VP chose it (M:N) */
 	switched_in(__weft_vp());
 }
@@ -405,9 +450,17 @@ static __attribute__((noreturn)) void idle_main(void *p)
 		__weft_tp_set(vp->carrier->tp);
 	switched_in(vp);
 	vp->kicked = 0;
-	int prio = idle(vp);
-	struct ut *next = choose(vp, prio);
-	rq_unlink(vp, next);
+	struct ut *next;
+	do {
+		int prio = idle(vp);
+		next = choose(vp, prio);
+		rq_unlink(vp, next);
+		/* a copy-stack UT whose run stack another VP uses waits for it */
+		if (unlikely(vp->cs_on) && __weft_is_copy(next) && __weft_cs_busy(next)) {
+			__weft_cs_defer(next);
+			next = NULL;
+		}
+	} while (!next);
 	if (__weft_rq.nready)
 		__weft_mn_wake_idle();       /* more work than this VP takes */
 	__weft_preempt_arm(vp);
@@ -426,6 +479,8 @@ static void mn_idle_switch(struct vp *vp)
 	 * context itself by its switch_to, and read by nobody) */
 	if (unlikely(vp->cpu_acct))
 		__weft_cpu_switch(vp, prev);
+	if (unlikely(__weft_is_copy(prev)))
+		__weft_cs_left(prev);                /* its run stack is free */
 	ctx->tp = NULL;
 	ctx->sp = __weft_arch_frame(ctx->stack.hi, idle_main, vp);
 	__weft_cur_set(vp, ctx);
@@ -481,11 +536,22 @@ void __weft_run_from_home(struct vp *vp, struct ut *home, struct ut *run)
 	__weft_cur_set(vp, home);
 	__weft_inbox_drain(vp);
 	run_due_timers(vp);
-	int p = __weft_highest_ready();
-	if (p < 0)
-		p = idle(vp);
-	next = choose(vp, p);
-	rq_unlink(vp, next);
+	do {
+		int p = __weft_highest_ready();
+		if (p < 0)
+			p = idle(vp);
+		next = choose(vp, p);
+		rq_unlink(vp, next);
+		/* a copy-stack UT whose run stack is busy waits for it */
+		if (unlikely(vp->cs_on) && __weft_is_copy(next)) {
+			if (__weft_cs_busy(next)) {
+				__weft_cs_defer(next);
+				next = NULL;
+			} else {
+				(void)__weft_cs_prepare(vp, home, next);   /* home is not on it */
+			}
+		}
+	} while (!next);
 	WEFT_STATE(next, UT_RUNNING);
 	__weft_cur_set(vp, next);
 	if (unlikely(next->guest_kt)) {

@@ -479,7 +479,11 @@ static void call_handler_on(struct ut *self, const struct sigaction *a, int sig,
 		self->sig_alt.ss_size = 0;
 	}
 	struct alt_call c = { a, sig, si, uc };
+	/* a copy-stack UT's frames end here while the handler runs (and
+	 * may switch) on the other stack (copystack.c) */
+	uintptr_t mark = __weft_cs_offstack_enter(self, __weft_arch_sp_now());
 	__weft_arch_call_on((char *)alt.ss_sp + alt.ss_size, call_on_alt, &c);
+	__weft_cs_offstack_leave(self, mark);
 	if ((unsigned)alt.ss_flags & SS_AUTODISARM)
 		self->sig_alt = alt;
 }
@@ -957,8 +961,12 @@ int __weft_sig_wait(const sigset_t *set, siginfo_t *info, int64_t deadline, bool
 		/* the dispatcher must see them arrive, whatever their action */
 		for (uint64_t m = want & routable(); m; m &= m - 1)
 			__weft_sig_intercept(__builtin_ctzll(m) + 1);
-		struct sigwait_req req;
-		req.sig = 0;
+		/* the router writes the request while the UT waits: a
+		 * copy-stack UT's lives off its stack (copystack.c) */
+		struct sigwait_req on_stack, *req = __weft_wait_mem(self, sizeof *req);
+		if (!req)
+			req = &on_stack;
+		req->sig = 0;
 		self->sig_wait = want;
 		waitset |= want;
 		kmask_apply(vp);
@@ -966,14 +974,17 @@ int __weft_sig_wait(const sigset_t *set, siginfo_t *info, int64_t deadline, bool
 		if (vp->signals)
 			__weft_signals_deliver(vp);
 		int r = 0;
-		if (!req.sig && (self->sig_wait || !want))
-			r = __weft_park_cancellable(&sigwaiters, deadline, WAIT_PAUSE, &req);
+		if (!req->sig && (self->sig_wait || !want))
+			r = __weft_park_cancellable(&sigwaiters, deadline, WAIT_PAUSE, req);
 		self->sig_wait = 0;
 		waitset_update(vp);
-		if (req.sig) {
-			*info = req.info;
-			return req.sig;
-		}
+		int got = req->sig;
+		if (got)
+			*info = req->info;
+		if (req != &on_stack)
+			__weft_wait_mem_put(self, req);
+		if (got)
+			return got;
 		if (r == ECANCELED)
 			return -ECANCELED;
 		if (r == ETIMEDOUT)

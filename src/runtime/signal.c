@@ -314,7 +314,13 @@ static void dispatch(int sig, siginfo_t *si, void *ucv)
 		if (ns)
 			saved = noswitch_enter(vp);
 		struct vp *was = vp;
+		/* a copy-stack UT's frames end at the interrupted stack
+		 * pointer while a handler runs here and may switch it out
+		 * (runtime/copystack.c) */
+		struct ut *on = vp->cur;
+		uintptr_t mark = __weft_cs_offstack_enter(on, sp);
 		__weft_sig_route(vp, sig, si, uc);
+		__weft_cs_offstack_leave(on, mark);
 		vp = __weft_vp();
 		if (ns)
 			noswitch_exit(vp, &saved);

@@ -175,6 +175,28 @@ static inline const struct stack_geom *default_geometry(int *err)
 
 size_t __weft_stack_default_size(void) { return default_size; }
 
+/* The geometry of a stack of `size` (0: the default) and `guard`: 0 or
+ * EINVAL (*d: the default's, and whether it is usable, for the caller). */
+static int requested_geom(size_t size, size_t guard, struct stack_geom *g, const struct stack_geom **d,
+			  int *derr)
+{
+	*d = default_geometry(derr);
+	if (size == 0) {
+		if (*derr)
+			return *derr;
+		size = (*d)->size;
+	}
+	return stack_geom(size, guard, g) != 0 ? EINVAL : 0;
+}
+
+int __weft_stack_check(size_t size, size_t guard)
+{
+	struct stack_geom g;
+	const struct stack_geom *d;
+	int derr;
+	return requested_geom(size, guard, &g, &d, &derr);
+}
+
 /* By raw read and close: fclose is the io layer's (rt.h, the runtime's own
  * file I/O). */
 static long read_max_map_count(void)
@@ -515,16 +537,12 @@ static int mapped_get(struct ut_stack *s, const struct stack_geom *g)
 
 static __attribute__((noinline)) int stack_get_slow(struct ut_stack *s, size_t size, size_t guard)
 {
-	int err;
-	const struct stack_geom *d = default_geometry(&err);
 	struct stack_geom g;
-	if (size == 0) {
-		if (err)
-			return err;
-		size = d->size;
-	}
-	if (stack_geom(size, guard, &g) != 0)
-		return EINVAL;
+	const struct stack_geom *d;
+	int err;
+	int e = requested_geom(size, guard, &g, &d, &err);
+	if (e)
+		return e;
 	if (!err && g.size == d->size && g.guard == d->guard)
 		return pooled_get(s, &g);
 	return mapped_get(s, &g);
@@ -590,6 +608,8 @@ static __attribute__((noinline)) void mapped_put(struct ut_stack *s)
 
 void __weft_stack_put(struct ut_stack *s)
 {
+	if (unlikely(s->kind == STACK_COPY))
+		return;                         /* a run stack's: copystack.c releases it */
 	if (s->kind != STACK_PROCESS && s->kind != STACK_NONE)
 		UNPOISON_STACK(s);
 	if (unlikely(s->vg_id))

@@ -65,7 +65,7 @@ EXPORT int weft_stats_get(struct weft_stats *out, size_t size)
 	/* Ready to run: queued, and under M:N also running on another VP
 	 * (a program that waits for the others to settle waits for those
 	 * too). */
-	s.threads_ready = __weft_rq.nready;
+	s.threads_ready = __weft_rq.nready + __weft_cs_deferred;
 	if (__weft_mn)
 		s.threads_ready += __weft_mn_running_elsewhere(self_vp);
 	s.handoffs = c.handoffs;
@@ -73,6 +73,9 @@ EXPORT int weft_stats_get(struct weft_stats *out, size_t size)
 	s.threads_off_vp = offvp;
 	__weft_kt_counts(&s.kthreads_made, &s.kthreads_spare);
 	s.takeovers = c.takeovers;
+	s.stack_saves = c.cs_saves;
+	s.stack_restores = c.cs_restores;
+	s.stack_bytes_copied = c.cs_bytes;
 	__weft_rtl_unlock_outside(locked);
 	memcpy(out, &s, size < sizeof s ? size : sizeof s);
 	return 0;

@@ -336,11 +336,9 @@ int __weft_tls_attach(struct ut *t, char **stack_top)
 
 /* A UT made before UTs had TLS of their own gets it when it next runs: its
  * stack's top is in use, so the block is glibc's own allocation. */
-void __weft_tls_attach_late(struct ut *t)
+int __weft_tls_attach_apart(struct ut *t)
 {
 	struct vp *vp = __weft_vp();
-	if (t == NULL || t->tp)
-		return;
 	struct tls_ctx *c = ctx_take();
 	char *tp = NULL;
 	if (c && c->storage) {
@@ -352,19 +350,36 @@ void __weft_tls_attach_late(struct ut *t)
 			c->storage = tp;
 		}
 	}
-	if (!tp)
-		__weft_die("no memory for thread %llu's thread-local storage", (unsigned long long)t->id);
+	if (!tp) {
+		if (c) {
+			c->next = tls.pool;
+			tls.pool = c;
+		}
+		return EAGAIN;
+	}
 	dtv_t *dtv = c->dtv;
 	tcb_fill(tp, vp, t->stack.lo, t->stack.hi);
 	((struct tcb_header *)tp)->dtv = dtv;
-	if (!tls.allocate_tls_init(tp, true))
-		__weft_die("cannot set up thread %llu's thread-local storage", (unsigned long long)t->id);
+	if (!tls.allocate_tls_init(tp, true)) {
+		c->next = tls.pool;
+		tls.pool = c;
+		return EAGAIN;
+	}
 	c->dtv = ((struct tcb_header *)tp)->dtv;
 	for (unsigned i = 0; i < tls.nmw; i++)
 		*(uint64_t *)(tp + tls.mw_off[i]) = c->malloc_words[i];
 	*(int *)(tp + tls.errno_offset) = t->saved_errno;
 	t->tp = tp;
 	t->tls = c;
+	return 0;
+}
+
+void __weft_tls_attach_late(struct ut *t)
+{
+	if (t == NULL || t->tp)
+		return;
+	if (__weft_tls_attach_apart(t) != 0)
+		__weft_die("no memory for thread %llu's thread-local storage", (unsigned long long)t->id);
 }
 
 void __weft_tls_exit_dtors(struct ut *self)

@@ -190,29 +190,40 @@ int __weft_pfutex_wait(const volatile void *w, uint32_t val, clockid_t clk,
 	for (;;) {
 		if (cancellable && __weft_cancel_due(self))
 			return ECANCELED;
-		struct sleeper me_s = { self, w, sleepers };
+		/* pthread_cancel reads the sleepers: a copy-stack UT's entry
+		 * lives off its stack (runtime/copystack.c) */
+		struct sleeper on_stack, *entry = __weft_wait_mem(self, sizeof *entry);
+		if (!entry)
+			entry = &on_stack;
+		*entry = (struct sleeper){ self, w, sleepers };
 		if (cancellable)
-			sleepers = &me_s;
-		struct weft_blocking bk;
-		long r = 1;             /* 1: not made (the VP was not handed on) */
-		__weft_blocking_begin(&bk);
-		if (bk.handed)
-			r = futex_wait_abs(w, val, clk, abs);
-		__weft_blocking_end(&bk);
-		if (r == 1) {
+			sleepers = entry;
+		/* made only if the VP can be handed on (else the slices below);
+		 * the timeout is read as the call starts */
+		int op = FUTEX_WAIT_BITSET | (clk == CLOCK_REALTIME ? FUTEX_CLOCK_REALTIME : 0);
+		const long args[6] = { (long)w, op, val, (long)abs, 0, FUTEX_BITSET_MATCH_ANY };
+		const struct weft_bounce b[] = { { 3, WEFT_BOUNCE_IN, sizeof *abs } };
+		bool weft;
+		uint64_t caught = __weft_vp()->async.caught;
+		long r = __weft_blocking_call(SYS_futex, args, b, abs ? 1 : 0, true, &weft);
+		if (r == WEFT_NOT_HANDED) {
 			struct vp *vp = __weft_vp();
 			if (__weft_proc.live < 2 || __weft_noswitch(vp))
 				r = futex_wait_abs(w, val, clk, abs);   /* nobody else to run */
 			else
 				r = slice_wait(w, val, clk, abs);
+			/* an EINTR no program signal caused (Weft's tick) */
+			weft = r == -EINTR && __weft_vp()->async.caught == caught;
 		}
 		if (cancellable) {
 			struct sleeper **p = &sleepers;
-			while (*p != &me_s)
+			while (*p != entry)
 				p = &(*p)->next;
-			*p = me_s.next;
+			*p = entry->next;
 		}
-		if (r == -EINTR && __weft_blocking_eintr_is_weft(&bk))
+		if (entry != &on_stack)
+			__weft_wait_mem_put(self, entry);
+		if (weft)
 			continue;
 		if (cancellable && __weft_cancel_due(self))
 			return ECANCELED;

@@ -774,12 +774,31 @@ static int stack_span_err(size_t size, size_t guard, size_t *span)
 	return __builtin_add_overflow(s, g, span) ? EINVAL : 0;
 }
 
+/* Threads are made copy-stack by default (WEFT_STACK_MODE=copy): their
+ * stack is a run stack of at least 64 MiB, made once, and a guard is the
+ * run stack's (weft.h, docs/runtime.md). */
+static bool copy_mode(void)
+{
+	static int mode = -1;
+	if (mode < 0) {
+		pthread_attr_t a;
+		int m = WEFT_STACK_SEPARATE;
+		pthread_attr_init(&a);
+		weft_attr_getstackmode(&a, &m);
+		pthread_attr_destroy(&a);
+		mode = m == WEFT_STACK_COPY;
+	}
+	return mode;
+}
+
 /* pthread_create's possible answers for attributes set to this. */
 static const int *create_allowed(size_t size, size_t guard)
 {
 	size_t span;
 	if (stack_span_err(size, guard, &span))
 		return ALLOW(EINVAL);
+	if (copy_mode())
+		return size <= ((size_t)64 << 20) ? ALLOW(0) : ALLOW(0, EAGAIN);
 	if (span >= ((size_t)1 << 47))
 		return ALLOW(EAGAIN);
 	if (span >= ((size_t)1 << 40))

@@ -96,7 +96,7 @@ class UT(object):
 
     __slots__ = ('addr', 'id', 'name', 'state', 'policy', 'prio', 'wait_kind',
                  'wait_obj', 'tindex', 'deadline', 'sp', 'stack_lo', 'stack_hi',
-                 'slot', 'gen', 'vp')
+                 'slot', 'gen', 'vp', 'copy', 'cs_save', 'cs_len')
 
     def value(self, rt):
         return gdb.Value(self.addr).cast(rt.ut_ptr).dereference()
@@ -140,7 +140,8 @@ class Runtime(object):
         self.ut_size = self.ut_type.sizeof
         self.fields = {}
         for name in ('id', 'name', 'state', 'policy', 'prio', 'wait_kind', 'wait_obj',
-                     'tindex', 'deadline', 'sp', 'stack.lo', 'stack.hi', 'slot', 'gen', 'vp'):
+                     'tindex', 'deadline', 'sp', 'stack.lo', 'stack.hi', 'slot', 'gen', 'vp',
+                     'stack.kind', 'cs.save', 'cs.len'):
             off, t = _field_offset(self.ut_type, name)
             if off is not None:
                 self.fields[name] = (off, t.strip_typedefs().sizeof, t)
@@ -150,6 +151,12 @@ class Runtime(object):
         self.state_names = _enum_names(self._type('enum ut_state'), 'UT_')
         self.wait_names = _enum_names(self._type('enum wait_kind'), 'WAIT_')
         self.states = {v: k for k, v in self.state_names.items()}
+        try:
+            kinds = self._type('enum stack_kind')
+        except gdb.error:
+            kinds = None
+        self.stack_copy = ({v: k for k, v in _enum_names(kinds, 'STACK_').items()}.get('copy')
+                           if kinds is not None else None)
         self.waits = {v: k for k, v in self.wait_names.items()}
         self.text = self._text_range()
         self._switch_pc = None
@@ -312,6 +319,12 @@ class Runtime(object):
         u.stack_hi = self._get(raw, 'stack.hi') or 0
         u.slot = self._get(raw, 'slot')
         u.gen = self._get(raw, 'gen')
+        # a copy-stack UT (runtime/copystack.c): its frames may be in its
+        # save area, [cs.save, cs.save + cs.len) standing for the top
+        # cs.len bytes of its run stack
+        u.copy = self.stack_copy is not None and self._get(raw, 'stack.kind') == self.stack_copy
+        u.cs_save = self._get(raw, 'cs.save') or 0 if u.copy else 0
+        u.cs_len = self._get(raw, 'cs.len') or 0 if u.copy else 0
         if addr in running:
             u.vp = running[addr][0]
         elif 'vp' in self.fields:
@@ -492,9 +505,15 @@ def describe(rt, u, running=None):
             # the VP found nothing to run: it waits in the kernel on this UT's stack
             return '%s: %s (VP idle %s)' % (st, describe_wait(rt, u), where)
         return '%s %s' % (st, where)
+    copy = ''
+    if u.copy:
+        copy = (' [copy-stack: %d bytes saved]' % u.cs_len if u.cs_len
+                else ' [copy-stack: on its run stack]')
     if st == 'blocked':
-        return '%s: %s' % (st, describe_wait(rt, u))
-    return st
+        return '%s: %s%s' % (st, describe_wait(rt, u), copy)
+    if st == 'deferred':
+        return 'ready, waiting for its run stack%s' % copy
+    return st + copy
 
 
 # ---------------------------------------------------------------------------
@@ -526,8 +545,38 @@ def _set_past_main(on):
     gdb.execute('set backtrace past-main %s' % ('on' if on else 'off'), to_string=True)
 
 
+# A parked copy-stack UT's frames put back on its run stack for the
+# selection (live processes only): (address, the bytes that were there).
+_swapped = None
+
+
+def _swap_in(u):
+    """Put u's saved frames where they belong, keeping what was there."""
+    global _swapped
+    _hook_detach()
+    inf = gdb.selected_inferior()
+    at = u.stack_hi - u.cs_len
+    keep = bytes(inf.read_memory(at, u.cs_len))
+    inf.write_memory(at, bytes(inf.read_memory(u.cs_save, u.cs_len)))
+    _swapped = (at, keep)
+
+
+def _swap_out():
+    """Give the run stack back its bytes: before the program runs again,
+    before gdb detaches or exits, and when another UT is selected."""
+    global _swapped
+    if _swapped is not None:
+        at, keep = _swapped
+        _swapped = None
+        try:
+            gdb.selected_inferior().write_memory(at, keep)
+        except (gdb.error, gdb.MemoryError):
+            pass
+
+
 def _deselect(*args):
     global _sel, _past_main
+    _swap_out()
     if _sel is not None:
         _sel = None
         try:
@@ -616,11 +665,21 @@ def select_ut(rt, u):
         f.select()
         return f
     st = rt.state_name(u)
-    if st not in ('ready', 'blocked') or not u.sp:
+    if st not in ('ready', 'blocked', 'deferred') or not u.sp:
         raise WeftError('Weft thread %d is %s: it has no stack to show' % (u.id, st))
     if u.stack_lo and u.stack_hi and not (u.stack_lo <= u.sp < u.stack_hi):
         raise WeftError('Weft thread %d: saved stack pointer 0x%x is outside its stack [0x%x, 0x%x)'
                         % (u.id, u.sp, u.stack_lo, u.stack_hi))
+    if u.copy and u.cs_len:
+        # its frames are in its save area: another UT's are on the run
+        # stack.  A live process gets them back in place while the UT is
+        # selected (_swap_out undoes it); a core cannot be written.
+        if not _is_live():
+            raise WeftError('Weft thread %d is copy-stack and its %d bytes of frames are in its save '
+                            'area at 0x%x, not on its run stack: a core file cannot show them in '
+                            'place (the live process can, and so does the thread dump, '
+                            'WEFT_DUMP_SIGNAL)' % (u.id, u.cs_len, u.cs_save))
+        _swap_in(u)
     thread = gdb.selected_thread()
     f0 = gdb.newest_frame()
     sel = _Selection(u, thread, int(f0.read_register('rip')), int(f0.read_register('rsp')),
@@ -768,7 +827,7 @@ before, if any, is current again afterwards."""
         uts = rt.uts()
         running = rt.running()
         if ids is None:
-            todo = [u for u in uts if u.addr in running or rt.state_name(u) in ('ready', 'blocked')]
+            todo = [u for u in uts if u.addr in running or rt.state_name(u) in ('ready', 'blocked', 'deferred')]
         else:
             by_id = {u.id: u for u in uts}
             todo = []
@@ -783,7 +842,7 @@ before, if any, is current again afterwards."""
                 gdb.write('\nWeft thread %d "%s" (%s):\n' % (u.id, u.name, describe(rt, u, running)))
                 try:
                     select_ut(rt, u)
-                except gdb.error as e:
+                except (gdb.error, gdb.GdbError) as e:
                     gdb.write('%s\n' % e)
                     continue
                 gdb.execute(cmd, from_tty)
@@ -968,9 +1027,41 @@ def _register():
                 pass
     handlers = [(gdb.events.cont, _deselect), (gdb.events.exited, _forget_runtime),
                 (gdb.events.new_objfile, _forget_runtime), (gdb.events.clear_objfiles, _forget_runtime)]
+    # a swapped-in copy-stack UT's frames go back before gdb exits (and
+    # detaches from an attached process)
+    exiting = getattr(gdb.events, 'gdb_exiting', None)
+    if exiting is not None:
+        handlers.append((exiting, _deselect))
     for registry, fn in handlers:
         registry.connect(fn)
     gdb._weft_event_handlers = handlers
+
+
+def _weft_swap_out():
+    _swap_out()
+
+
+_hooked = False
+
+
+def _hook_detach():
+    """Before an explicit detach (no event comes before one) the run stack
+    gets its bytes back: a hook, unless the user has one of their own.
+    Defined at the first swap, from a command: never while the library
+    loads (gdb runs no command then)."""
+    global _hooked
+    if _hooked:
+        return
+    _hooked = True
+    try:
+        if gdb.execute('show user hook-detach', to_string=True).strip():
+            return                  # the user's own
+    except gdb.error:
+        pass                        # none defined
+    try:
+        gdb.execute('define hook-detach\npython _weft_swap_out()\nend', to_string=True)
+    except gdb.error:
+        pass
 
 
 _register()

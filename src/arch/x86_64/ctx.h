@@ -9,12 +9,27 @@
 #ifndef WEFT_ARCH_INCLUDED_FROM_ARCH_H
 #error "include src/arch/arch.h, not an ISA header"
 #endif
+#include <stddef.h>
 #include <stdint.h>
 
 void __weft_switch(void **save_sp, void *load_sp);
 /* Call fn(arg) on the stack whose top is stack_top, then come back. */
 void __weft_arch_call_on(void *stack_top, void (*fn)(void *), void *arg);
 void __weft_entry(void);
+/* Copy n bytes of a copy-stack UT's frames (stackcopy.S): never
+ * instrumented, no stack of its own. */
+void __weft_arch_stack_copy(void *dst, const void *src, size_t n);
+
+/* The stack pointer here (the caller's frame is above it). */
+static inline uintptr_t __weft_arch_sp_now(void)
+{
+	uintptr_t sp;
+	__asm__ volatile("movq %%rsp, %0" : "=r"(sp));
+	return sp;
+}
+
+/* The bytes a fresh frame (below) occupies under its stack's top. */
+enum { WEFT_ARCH_FRESH_FRAME_BYTES = 16 + 8 * 8 };
 
 enum { WEFT_ARCH_FRAME_WORDS = 8 };   /* fp control + 6 regs + return addr */
 
