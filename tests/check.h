@@ -154,6 +154,21 @@ static inline int test_in_child(void (*body)(void *), void *arg, char *err, size
 	return st;
 }
 
+/* Create a copy-stack UT (runtime/copystack.c) running fn(arg), whatever
+ * the process default; joinable unless `detached`. */
+static inline pthread_t test_spawn_copy(void *(*fn)(void *), void *arg, int detached)
+{
+	pthread_attr_t a;
+	pthread_t t;
+	CHECK_OK(pthread_attr_init(&a));
+	CHECK_OK(weft_attr_setstackmode(&a, WEFT_STACK_COPY));
+	if (detached)
+		CHECK_OK(pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED));
+	CHECK_OK(pthread_create(&t, &a, fn, arg));
+	CHECK_OK(pthread_attr_destroy(&a));
+	return t;
+}
+
 /* Wait for child pid, which must exit 0. */
 static inline void test_reap(pid_t pid)
 {

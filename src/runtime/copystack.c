@@ -82,7 +82,16 @@ static inline size_t shadow_len(size_t n) { (void)n; return 0; }
 					     * space: only the pages its deepest UT
 					     * touched are memory) */
 #define MOVER_STACK_SIZE (16u << 10)
-#define SAVE_SLACK 1024                      /* frames between a sizing and the switch */
+/* Bytes the switch frame may lie below the stack pointer where the mover's
+ * save area is sized (__weft_cs_prepare and __weft_cs_switch_moved are
+ * both called from switch_to: their frames differ by a few words; an ASan
+ * build's by their redzones).  An area found too large is trimmed at the
+ * VP's next copy-stack switch (trim). */
+#if defined(__SANITIZE_ADDRESS__)
+#define SAVE_SLACK 1024
+#else
+#define SAVE_SLACK 256
+#endif
 #define SMALL_STEP 64u                       /* classes 1..16: 64, 128, ... 1024 bytes */
 #define SMALL_CLASSES 16u
 #define NCLASSES 40u
@@ -410,6 +419,19 @@ void __weft_cs_defer(struct ut *t)
 	WEFT_STATE(t, UT_DEFERRED);
 	__weft_waitq_insert(&rs->waiters, t);
 	__weft_cs_deferred++;
+	/* M:N: its run stack's occupant runs on another VP, which may not
+	 * switch for long (a loop of its own, a yield with nothing else
+	 * ready there): that VP is asked to let the run stack go at its next
+	 * safe point (preempt.c, __weft_preempted) */
+	struct ut *o = rs->occupant;
+	if (__weft_mn && o && o->state == UT_RUNNING)
+		for (unsigned i = 0; i < __weft_proc.nvps; i++) {
+			struct vp *v = &__weft_vps[i];
+			if (v->cur == o && v != __weft_vp()) {
+				v->cs_release = 1;
+				__weft_mn_kick(v);
+			}
+		}
 }
 
 /* rs is free: the UTs deferred for it are ready again, ahead of their
@@ -425,15 +447,42 @@ static void wake_deferred(struct run_stack *rs)
 	}
 }
 
-void __weft_cs_left(struct ut *t)
+bool __weft_cs_left(struct ut *t)
 {
 	struct run_stack *rs = rs_of(t);
-	if (unlikely(rs->waiters.head != NULL))
-		wake_deferred(rs);
+	if (likely(rs->waiters.head == NULL))
+		return false;
+	wake_deferred(rs);
+	return true;
+}
+
+/* The mover saved t's frames in an area sized with the slack: if that is
+ * more than twice what they took, move them to one of their size (an idle
+ * copy-stack UT should cost what its stack holds).  t may have run, ended
+ * or been made anew since: only saved frames are moved. */
+static void trim(struct ut *t)
+{
+	if (!__weft_is_copy(t) || !t->cs.len || !t->cs.save)
+		return;
+	size_t bytes = t->cs.len + shadow_len(t->cs.len);
+	unsigned c = class_of(bytes);
+	if (c + 1 >= t->cs.cls)
+		return;
+	char *a = area_get(c);
+	if (!a)
+		return;                   /* it keeps the larger one */
+	__weft_arch_stack_copy(a, t->cs.save, bytes);
+	area_put(t->cs.save, t->cs.cls);
+	t->cs.save = a;
+	t->cs.cls = (uint8_t)c;
 }
 
 bool __weft_cs_prepare(struct vp *vp, struct ut *prev, struct ut *next)
 {
+	if (vp->cs_trim) {
+		trim(vp->cs_trim);
+		vp->cs_trim = NULL;
+	}
 	bool prev_copy = __weft_is_copy(prev);
 	struct run_stack *prs = prev_copy ? rs_of(prev) : NULL;
 	bool prev_here = prev_copy && prs->occupant == prev;   /* prev stands on its run stack */
@@ -483,8 +532,10 @@ static NO_ASAN __attribute__((noreturn)) void mover_main(void *p)
 	struct ut *out = vp->cs_out, *in = vp->cs_in, *next = vp->cs_next;
 	struct run_stack *rs = rs_of(out);
 	char *lo = frames_lo(out, rs);
-	if (out->state != UT_EXITING)
+	if (out->state != UT_EXITING) {
 		save_frames(out, rs);
+		vp->cs_trim = out;          /* its area had the slack: maybe too big */
+	}
 	rs->occupant = NULL;
 	if (vp->cs_evict) {
 		vp->cs_evict = false;

@@ -757,6 +757,14 @@ void __weft_preempted(void)
 	if (__weft_timers_pending())
 		__weft_timers_run(__weft_now());
 	struct ut *cur = vp->cur;
+	/* M:N: another VP chose a copy-stack UT whose run stack this one's
+	 * UT stands on (copystack.c): those waiting for it are ready, and a
+	 * UT of theirs level takes its turn now, as a tick would give it */
+	bool release = false;
+	if (unlikely(vp->cs_release)) {
+		vp->cs_release = 0;
+		release = __weft_is_copy(cur) && __weft_cs_left(cur);
+	}
 	int hp = __weft_highest_ready();
 	/* a SCHED_OTHER UT back from the kernel was put first (handoff.c):
 	 * the running SCHED_OTHER UT yields to it now, like a tick */
@@ -765,7 +773,7 @@ void __weft_preempted(void)
 	if (hp > (int)cur->prio)
 		__weft_preempt_check();
 	else if (hp == (int)cur->prio && cur->policy != SCHED_FIFO &&
-		 (vp->async.ticks != vp->cur_since || rejoined))
+		 (vp->async.ticks != vp->cur_since || rejoined || release))
 		__weft_rotate();
 	/* the UT may go on on another VP (M:N): that VP's tick */
 	retune_tick(__weft_vp());

@@ -484,6 +484,11 @@ struct vp {
 	 * cs_out and cs_in are its two UTs for one switch.  VP-local. */
 	struct ut_stack cs_mover;
 	struct ut *cs_out, *cs_in, *cs_next;
+	struct ut *cs_trim;               /* its save area may be larger than it needs */
+	/* M:N: another VP deferred a UT for the run stack this VP's UT stands
+	 * on; set by that VP under the runtime lock (then a kick), acted on
+	 * by this VP's __weft_preempted (preempt.c) */
+	bool cs_release;
 	bool cs_evict;                    /* debug builds: cs_out's frames leave at once */
 	volatile uint8_t woken;
 	volatile uint8_t kicked;
@@ -772,8 +777,8 @@ bool __weft_cs_prepare(struct vp *vp, struct ut *prev, struct ut *next) HIDDEN;
 void __weft_cs_switch_moved(struct vp *vp, struct ut *prev, struct ut *next) HIDDEN;
 /* t, a copy-stack UT, no longer runs on its run stack (it switched away
  * to another run stack or a separate stack, or came back from the kernel):
- * the UTs deferred for that run stack are ready again. */
-void __weft_cs_left(struct ut *t) HIDDEN;
+ * the UTs deferred for that run stack are ready again (true if any). */
+bool __weft_cs_left(struct ut *t) HIDDEN;
 /* A handler runs over a copy-stack UT on another stack: the frames it
  * interrupted end at sp (its red zone below).  Returns the old mark. */
 uintptr_t __weft_cs_offstack_enter(struct ut *t, uintptr_t sp) HIDDEN;
