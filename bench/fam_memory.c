@@ -37,18 +37,6 @@ static void *idle_thread(void *a)
 	return a;
 }
 
-static double rss_bytes(void)
-{
-	long size = 0, res = 0;
-	FILE *f = fopen("/proc/self/statm", "re");
-	if (f) {
-		if (fscanf(f, "%ld %ld", &size, &res) != 2)
-			res = 0;
-		fclose(f);
-	}
-	return (double)res * (double)sysconf(_SC_PAGESIZE);
-}
-
 static double meminfo_bytes(const char *field)
 {
 	char line[256];
