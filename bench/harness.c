@@ -464,9 +464,10 @@ static void list_metrics(void)
 	for (size_t f = 0; f < NFAMILIES; f++) {
 		for (size_t i = 0; i < families[f]->n; i++) {
 			const struct metric *m = &families[f]->metrics[i];
-			printf("%s|%s|%s|%s%s%s%s|%s|%s|%s\n", m->key, m->group, unit_name[m->unit],
+			printf("%s|%s|%s|%s%s%s%s%s|%s|%s|%s\n", m->key, m->group, unit_name[m->unit],
 			       m->flags & F_UNPINNED ? "u" : "", m->flags & F_WEFT_ONLY ? "w" : "",
-			       m->flags & F_EPOLL ? "e" : "", m->flags & F_MN ? "m" : "", m->label,
+			       m->flags & F_EPOLL ? "e" : "", m->flags & F_MN ? "m" : "",
+			       m->flags & F_PEERS ? "p" : "", m->label,
 			       m->history, m->env ? m->env : "");
 		}
 	}
