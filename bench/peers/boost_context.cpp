@@ -17,7 +17,10 @@
  * fiber that returns at once, resumed until it has ended, its stack from
  * the default allocator (fixedsize_stack: malloc of 128 KiB, which glibc
  * serves from its heap once the first one is freed) or a 64 KiB one.
- * The memory rows keep fibers suspended in their first resume.
+ * The memory rows keep fibers suspended in their first resume, in a fresh
+ * process: glibc maps each of their 128 KiB stacks on its own (64K maps
+ * at most, then its heap), so a fiber touches the mapping's malloc header
+ * page as well as its stack's top page.
  */
 #include <boost/context/detail/fcontext.hpp>
 #include <boost/context/fiber.hpp>
