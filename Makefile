@@ -65,7 +65,7 @@ fuzz: build build-san
 bench:
 	@if [ -z "$(QUICK)" ] || [ "$(QUICK)" = 0 ]; then bench/peers/install.sh; fi
 	@$(MAKE) --no-print-directory build
-	@QUICK=$(QUICK) FAMILY="$(FAMILY)" ONLY=$(ONLY) bench/run.sh build
+	@QUICK=$(QUICK) FAMILY="$(FAMILY)" ONLY="$(ONLY)" bench/run.sh build
 
 perf-doc:
 	@bench/peers/install.sh
