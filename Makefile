@@ -66,10 +66,17 @@ fuzz: build build-san
 	WEFT_FUZZ_CASES=$(FUZZ_CASES) build/tests/fuzz/api_fuzz
 	WEFT_FUZZ_CASES=$(FUZZ_CASES) build-san/tests/fuzz/api_fuzz
 
-bench: build
-	@QUICK=$(QUICK) FAMILY="$(FAMILY)" ONLY=$(ONLY) bench/run.sh build
+# The peers' packages (bench/peers/install.sh: as root, when missing) come
+# first so that the build finds them; QUICK=1 (CI) installs nothing and runs
+# the peers already there.
+bench:
+	@if [ -z "$(QUICK)" ] || [ "$(QUICK)" = 0 ]; then bench/peers/install.sh; fi
+	@$(MAKE) --no-print-directory build
+	@QUICK=$(QUICK) FAMILY="$(FAMILY)" ONLY="$(ONLY)" bench/run.sh build
 
-perf-doc: build
+perf-doc:
+	@bench/peers/install.sh
+	@$(MAKE) --no-print-directory build
 	@bench/run.sh build --doc docs/performance.md
 
 install: build

@@ -150,7 +150,7 @@ static const struct metric rows[] = {
 	  "0.91 µs R.A.S.; 4.6 µs emulation (Bershad; DECstation 5000)", SYNC_MUTEX, m_mutexlock },
 	{ "forktest", GROUP, U_NS, F_UNPINNED, "forktest: each thread creates the next and exits",
 	  "23.8 µs R.A.S.; 43.7 µs emulation (Bershad; DECstation 5000)", NULL, m_forktest },
-	{ "pingpong", GROUP, U_NS, F_UNPINNED, "pingpong: mutex + cond round trip",
+	{ "pingpong", GROUP, U_NS, F_UNPINNED | F_PEERS, "pingpong: mutex + cond round trip",
 	  "115.2 µs R.A.S.; 230.8 µs emulation (Bershad; DECstation 5000); peer: State Threads 48 ns",
 	  SYNC_COND, m_pingpong },
 };

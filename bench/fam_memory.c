@@ -37,18 +37,6 @@ static void *idle_thread(void *a)
 	return a;
 }
 
-static double rss_bytes(void)
-{
-	long size = 0, res = 0;
-	FILE *f = fopen("/proc/self/statm", "re");
-	if (f) {
-		if (fscanf(f, "%ld %ld", &size, &res) != 2)
-			res = 0;
-		fclose(f);
-	}
-	return (double)res * (double)sysconf(_SC_PAGESIZE);
-}
-
 static double meminfo_bytes(const char *field)
 {
 	char line[256];
@@ -319,9 +307,9 @@ static void m_mem_most(struct result *r)
 /* The rows                                                            */
 
 static const struct metric rows[] = {
-	{ "mem_10k", GROUP, U_BYTES, 0, "resident bytes per idle thread, 10,000 alive", "-", NULL,
+	{ "mem_10k", GROUP, U_BYTES, F_PEERS, "resident bytes per idle thread, 10,000 alive", "-", NULL,
 	  NULL, m_mem10k },
-	{ "mem_100k", GROUP, U_BYTES, 0, "resident bytes per idle thread, 100,000 alive", "-", NULL,
+	{ "mem_100k", GROUP, U_BYTES, F_PEERS, "resident bytes per idle thread, 100,000 alive", "-", NULL,
 	  NULL, m_mem100k },
 	{ "mem_most", GROUP, U_COUNT, 0, "most threads alive at once (12 GiB budget; Weft capped at 1,000,000)",
 	  "16 descriptors by default (Marovich)", NULL, NULL, m_mem_most },

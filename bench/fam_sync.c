@@ -344,10 +344,10 @@ static BENCH_ALIGNED int64_t m_sem(uint64_t n)
 /* The rows                                                            */
 
 static const struct metric rows[] = {
-	{ "mutex", GROUP, U_NS, 0, "mutex lock+unlock, no contention",
+	{ "mutex", GROUP, U_NS, F_PEERS, "mutex lock+unlock, no contention",
 	  "1 µs (Mueller; SPARC IPX); 12.76 µs (Marovich; HP 835); 4.1 µs (Small & Seltzer; 486)",
 	  SYNC_MUTEX, bench_mutex },
-	{ "mutex_handoff", GROUP, U_NS, F_UNPINNED, "mutex hand-off, long-term contention",
+	{ "mutex_handoff", GROUP, U_NS, F_UNPINNED | F_PEERS, "mutex hand-off, long-term contention",
 	  "35.7 µs (Marovich; HP 835); 51 µs (Mueller; SPARC IPX); peer: State Threads 27 ns",
 	  SYNC_MUTEX, m_handoff },
 	{ "mutex_pi", GROUP, U_NS, 0, "mutex lock+unlock, no contention, PRIO_INHERIT",
@@ -377,7 +377,7 @@ static const struct metric rows[] = {
 	{ "cond_timed_in", GROUP, U_NS, F_UNPINNED,
 	  "cond signal to timed waiter, inside critical section",
 	  "155.5 µs (Marovich; HP 835)", SYNC_COND " pthread_cond_timedwait", m_cond_timed_in },
-	{ "sem", GROUP, U_NS, F_UNPINNED, "semaphore synchronisation (V, then P returns in the other)",
+	{ "sem", GROUP, U_NS, F_UNPINNED | F_PEERS, "semaphore synchronisation (V, then P returns in the other)",
 	  "55 µs (Mueller; SPARC IPX); LynxOS 75 µs (SPARC IPX); SunOS 158 µs (SPARC 1+)",
 	  "sem_wait sem_post", m_sem },
 };

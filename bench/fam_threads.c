@@ -1,6 +1,7 @@
 /*
- * fam_threads.c — the "Threads" rows: pthread_once, pthread_self, yield
- * (alone and with a partner), create, create + join.
+ * fam_threads.c — the "Threads" rows: pthread_once, pthread_self,
+ * pthread_getspecific, yield (alone and with a partner), create, create +
+ * join (default stack and 64 KiB).
  *
  * Each row is a timed metric (harness.h): it performs n operations and
  * returns the nanoseconds its loop took; partners are created and joined
@@ -39,6 +40,29 @@ BENCH_ALIGNED int64_t bench_self(uint64_t n)
 	for (uint64_t i = 0; i < n; i++) {
 		pthread_t t = f();
 		KEEP(t);
+	}
+	return now_ns() - t0;
+}
+
+/* A key with a value set, read back: the thread-specific data lookup. */
+static pthread_key_t spec_key;
+static int spec_value;
+
+static BENCH_ALIGNED int64_t m_getspecific(uint64_t n)
+{
+	static bool made;
+	if (!made) {
+		int e = pthread_key_create(&spec_key, NULL);
+		if (!e)
+			e = pthread_setspecific(spec_key, &spec_value);
+		if (e)
+			die("pthread_key_create/setspecific", e);
+		made = true;
+	}
+	int64_t t0 = now_ns();
+	for (uint64_t i = 0; i < n; i++) {
+		void *v = pthread_getspecific(spec_key);
+		KEEP(v);
 	}
 	return now_ns() - t0;
 }
@@ -108,25 +132,54 @@ BENCH_ALIGNED int64_t bench_create_join(uint64_t n)
 	return now_ns() - t0;
 }
 
+/* Create + join with a 64 KiB stack set in the attributes: what a program
+ * that sizes its stacks pays (the peers' rows of the same name create
+ * with a 64 KiB stack too). */
+#define SMALL_STACK (64 * 1024)
+
+static BENCH_ALIGNED int64_t m_create_join_64k(uint64_t n)
+{
+	pthread_attr_t a;
+	pthread_attr_init(&a);
+	int e = pthread_attr_setstacksize(&a, SMALL_STACK);
+	if (e)
+		die("pthread_attr_setstacksize", e);
+	int64_t t0 = now_ns();
+	for (uint64_t i = 0; i < n; i++) {
+		pthread_t t;
+		e = pthread_create(&t, &a, noop, NULL);
+		if (e)
+			die("pthread_create", e);
+		join(t);
+	}
+	int64_t dt = now_ns() - t0;
+	pthread_attr_destroy(&a);
+	return dt;
+}
+
 /* ------------------------------------------------------------------ */
 /* The rows                                                            */
 
 static const struct metric rows[] = {
-	{ "once", GROUP, U_NS, 0, "pthread_once, already done", "-", NULL, m_once },
-	{ "self", GROUP, U_NS, 0, "pthread_self",
+	{ "once", GROUP, U_NS, F_PEERS, "pthread_once, already done", "-", NULL, m_once },
+	{ "self", GROUP, U_NS, F_PEERS, "pthread_self",
 	  "0.79 µs th_self (Small & Seltzer; 486DX2-66)", NULL, bench_self },
+	{ "getspecific", GROUP, U_NS, F_PEERS, "pthread_getspecific (a key with a value set)", "-",
+	  "pthread_key_create pthread_setspecific pthread_getspecific", m_getspecific },
 	{ "yield_idle", GROUP, U_NS, 0, "yield, not busy (no other thread ready)",
 	  "2.19 µs (Marovich; HP 9000/835); 4.0 µs (HP 9000/370)", NULL, m_yield_idle },
-	{ "yield_busy", GROUP, U_NS, F_UNPINNED, "yield, busy (two threads; per switch)",
+	{ "yield_busy", GROUP, U_NS, F_UNPINNED | F_PEERS, "yield, busy (two threads; per switch)",
 	  "22.2 µs (Marovich; HP 835); 37 µs (Mueller; SPARC IPX); 7.8 µs (Small & Seltzer; 486); "
 	  "5 µs (Xthreads; iPSC860); peers: Go 1 P 132 ns; GNU Pth 2.1 µs",
 	  NULL, bench_yield_busy },
 	{ "create", GROUP, U_NS, 0, "create, no switch",
 	  "12 µs (Mueller; SPARC IPX); SunOS 56 µs (SPARC 1+)", NULL, m_create },
-	{ "create_join", GROUP, U_NS, F_UNPINNED, "create + join",
+	{ "create_join", GROUP, U_NS, F_UNPINNED | F_PEERS, "create + join",
 	  "13 µs create+exit (Xthreads; iPSC860); 102.8 µs fork (Small & Seltzer; 486); "
 	  "peer: State Threads 230 ns",
 	  NULL, bench_create_join },
+	{ "create_join_64k", GROUP, U_NS, F_UNPINNED | F_PEERS, "create + join, 64 KiB stack (pthread_attr_setstacksize)",
+	  "-", NULL, m_create_join_64k },
 };
 
 BENCH_FAMILY(fam_threads, rows);

@@ -17,14 +17,14 @@
  *                           what the M:N parent runs, WEFT_VPS=N set: the
  *                           measurement itself, in this process
  *
- * Method (the papers' "dual loop" timing, without subtracting the loop):
- * each timed metric is a function that performs n operations and returns the
- * nanoseconds its timed part took, so set-up (creating the partner thread,
- * joining it) is never counted.  n is calibrated until one repetition lasts
- * at least target_ns (0.2 s; 10 ms with QUICK=1), one warm-up repetition
- * runs, then `reps` (5; 3 quick) repetitions give median, min and max per
- * operation.  The tick rows and the memory rows measure differently and say
- * how where they are defined.
+ * Method (measure.c: the papers' "dual loop" timing, without subtracting
+ * the loop): each timed metric is a function that performs n operations and
+ * returns the nanoseconds its timed part took, so set-up (creating the
+ * partner thread, joining it) is never counted.  n is calibrated until one
+ * repetition lasts at least target_ns (0.2 s; 10 ms with QUICK=1), one
+ * warm-up repetition runs, then `reps` (5; 3 quick) repetitions give median,
+ * min and max per operation.  The tick rows and the memory rows measure
+ * differently and say how where they are defined.
  *
  * Invariant: a metric that cannot run on this backend prints status "na"
  * and the reason, never a number.  Every wait between threads is either a
@@ -91,39 +91,6 @@ static const struct family *const families[] = {
 static const char *const unit_name[] = { "ns", "bytes", "count" };
 
 static const char *backend_tag = BACKEND;
-double target_ns = 0.2e9;
-int reps = 5;
-bool quick;
-
-static void clean_note(char *s)
-{
-	for (; *s; s++)
-		if (*s == ',' || *s == '\n' || *s == '|')
-			*s = ';';
-}
-
-static void print_result(const char *key, struct result *r)
-{
-	clean_note(r->note);
-	if (!r->ok) {
-		printf("%s,%s,na,,,,,,,%s\n", key, backend_tag, r->note);
-		return;
-	}
-	printf("%s,%s,ok,%.4f,%.4f,%.4f,%d,%" PRIu64 ",", key, backend_tag, r->median, r->min,
-	       r->max, r->reps, r->iters);
-	if (r->sw_per_op >= 0)
-		printf("%.3f", r->sw_per_op);
-	printf(",%s\n", r->note);
-}
-
-void na(struct result *r, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	r->ok = false;
-	vsnprintf(r->note, sizeof r->note, fmt, ap);
-	va_end(ap);
-}
 
 void die(const char *what, int e)
 {
@@ -241,56 +208,6 @@ static const char *missing_sync(const char *needs)
 	(void)needs;
 #endif
 	return NULL;
-}
-
-/* ------------------------------------------------------------------ */
-/* Timing                                                              */
-
-int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-void set_median(struct result *r, double *v)
-{
-	qsort(v, (size_t)reps, sizeof v[0], cmp_double);
-	r->ok = true;
-	r->reps = reps;
-	r->median = reps % 2 ? v[reps / 2] : (v[reps / 2 - 1] + v[reps / 2]) / 2;
-	r->min = v[0];
-	r->max = v[reps - 1];
-}
-
-void run_timed_fn(int64_t (*timed)(uint64_t n), struct result *r)
-{
-	/* Calibrate: grow n until a run lasts a tenth of the target. */
-	uint64_t n = 1;
-	int64_t t = timed(n);
-	while (t < (int64_t)(target_ns / 10) && n < (UINT64_C(1) << 40)) {
-		n *= t < (int64_t)(target_ns / 1000) ? 10 : 2;
-		t = timed(n);
-	}
-	if (t <= 0)
-		t = 1;
-	double scale = target_ns * 1.1 / (double)t;
-	if (scale > 1)
-		n = (uint64_t)((double)n * scale);
-	timed(n / 4 + 1);   /* warm-up */
-
-	double v[32];
-	uint64_t sw0 = 0, sw1 = 0;
-	for (int i = 0; i < reps; i++) {
-		if (i == reps - 1)
-			sw0 = switches();
-		int64_t dt = timed(n);
-		if (i == reps - 1)
-			sw1 = switches();
-		v[i] = (double)dt / (double)n;
-	}
-	set_median(r, v);
-	r->iters = n;
-	r->sw_per_op = (double)(sw1 - sw0) / (double)n;
 }
 
 /* ------------------------------------------------------------------ */
@@ -516,7 +433,7 @@ static void run_metric(const struct metric *m)
 	if ((m->flags & F_MN) && (r.ok || !why_not))
 		mn_annotate(&r);
 	fflush(stdout);
-	print_result(m->key, &r);
+	print_result(m->key, backend_tag, &r);
 }
 
 static const struct metric *find_metric(const char *key)
@@ -547,9 +464,10 @@ static void list_metrics(void)
 	for (size_t f = 0; f < NFAMILIES; f++) {
 		for (size_t i = 0; i < families[f]->n; i++) {
 			const struct metric *m = &families[f]->metrics[i];
-			printf("%s|%s|%s|%s%s%s%s|%s|%s|%s\n", m->key, m->group, unit_name[m->unit],
+			printf("%s|%s|%s|%s%s%s%s%s|%s|%s|%s\n", m->key, m->group, unit_name[m->unit],
 			       m->flags & F_UNPINNED ? "u" : "", m->flags & F_WEFT_ONLY ? "w" : "",
-			       m->flags & F_EPOLL ? "e" : "", m->flags & F_MN ? "m" : "", m->label,
+			       m->flags & F_EPOLL ? "e" : "", m->flags & F_MN ? "m" : "",
+			       m->flags & F_PEERS ? "p" : "", m->label,
 			       m->history, m->env ? m->env : "");
 		}
 	}
@@ -564,17 +482,15 @@ static void usage(void)
 int main(int argc, char **argv)
 {
 	check_keys_unique();
-	const char *q = getenv("QUICK");
-	quick = q && *q && strcmp(q, "0") != 0;
+	switch_counter = switches;
+	quick_from_env();
 	int first = 1;
 	for (; first < argc && argv[first][0] == '-'; first++) {
-		if (!strcmp(argv[first], "--list")) {
+		if (measure_option(argc, argv, &first, &backend_tag)) {
+			continue;
+		} else if (!strcmp(argv[first], "--list")) {
 			list_metrics();
 			return 0;
-		} else if (!strcmp(argv[first], "--quick")) {
-			quick = true;
-		} else if (!strcmp(argv[first], "--tag") && first + 1 < argc) {
-			backend_tag = argv[++first];
 		} else if (!strcmp(argv[first], "--vp-child")) {
 			vp_child = true;
 		} else {
@@ -583,10 +499,6 @@ int main(int argc, char **argv)
 	}
 	if (first >= argc)
 		usage();
-	if (quick) {
-		target_ns = 0.01e9;
-		reps = 3;
-	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	for (int i = first; i < argc; i++) {
 		const struct metric *m = find_metric(argv[i]);

@@ -1,7 +1,8 @@
 /*
  * harness.h — the contract between the benchmark's harness (harness.c) and
- * its metric families (fam_*.c): the row and result types, the knobs the
- * harness sets from the command line, and the helpers every family shares.
+ * its metric families (fam_*.c): the row type and the helpers every family
+ * shares; the result type, the timing and the knobs the command line sets
+ * are measure.h's, which the peers' programs share too.
  *
  * A family defines its metrics and one table of struct metric, and exports
  * the table with BENCH_FAMILY; harness.c lists the families (its opening
@@ -11,11 +12,11 @@
  * that fills a struct result itself, for rows that measure another way).
  *
  * Invariant: everything a timed loop calls is either in the family's own
- * file or static inline here (now_ns, cpu_ns, load, store, wait_until,
- * spawn, join), so that no timed loop pays a call across translation units
- * that it did not pay when the benchmark was one file; and code that runs
- * in a timed region is BENCH_ALIGNED.  Only cold paths (die, na, the
- * calibration) live out of line in harness.c.
+ * file or static inline here or in measure.h (now_ns, cpu_ns, load, store,
+ * wait_until, spawn, join), so that no timed loop pays a call across
+ * translation units that it did not pay when the benchmark was one file;
+ * and code that runs in a timed region is BENCH_ALIGNED.  Only cold paths
+ * (die, na, the calibration) live out of line, in harness.c and measure.c.
  */
 #ifndef WEFT_BENCH_HARNESS_H
 #define WEFT_BENCH_HARNESS_H
@@ -27,26 +28,16 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "measure.h"
+
 #ifdef BENCH_WEFT
 #include "weft.h"
 #endif
 
 /* ------------------------------------------------------------------ */
-/* Results                                                             */
+/* Units                                                               */
 
 enum unit { U_NS, U_BYTES, U_COUNT };
-
-struct result {
-	bool ok;
-	double median, min, max;   /* ns per op, bytes per thread, or a count */
-	int reps;
-	uint64_t iters;            /* operations per repetition */
-	double sw_per_op;          /* context switches per op (-1: unknown) */
-	char note[800];            /* reason when !ok; remark otherwise */
-};
-
-/* Mark r not measured, with the reason (printed as the CSV's note). */
-void na(struct result *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* ------------------------------------------------------------------ */
 /* Rows                                                                */
@@ -57,8 +48,11 @@ void na(struct result *r, const char *fmt, ...) __attribute__((format(printf, 2,
  * binaries, and bench-weft measures it in one child process per VP count
  * (WEFT_VPS=1, then 2; BENCH_MN_VPS="1 2 4" to choose), printing each
  * child's line (backend "weft-vpN") and then its own "weft" line: the last
- * count's figures, with every count's median and the speed-up in the note. */
-enum { F_UNPINNED = 1, F_WEFT_ONLY = 2, F_EPOLL = 4, F_MN = 8 };
+ * count's figures, with every count's median and the speed-up in the note.
+ * F_PEERS: a row the peers also run (bench/peers/: State Threads,
+ * Boost.Context, Go), each on its own API and by the same method; every
+ * peer program answers every such key, with a number or with n/a and why. */
+enum { F_UNPINNED = 1, F_WEFT_ONLY = 2, F_EPOLL = 4, F_MN = 8, F_PEERS = 16 };
 
 struct metric {
 	const char *key, *group;
@@ -87,30 +81,8 @@ struct family {
 	const struct family name = { table, sizeof table / sizeof table[0] }
 
 /* ------------------------------------------------------------------ */
-/* What the command line set                                           */
-
-extern double target_ns;   /* one repetition lasts at least this */
-extern int reps;           /* repetitions after the warm-up (at most 32) */
-extern bool quick;         /* QUICK=1 or --quick: short runs, big rows skipped */
-
-/* ------------------------------------------------------------------ */
-/* Measuring                                                           */
-
-/* Calibrate n, warm up, time reps repetitions of timed(n); fill r. */
-void run_timed_fn(int64_t (*timed)(uint64_t n), struct result *r);
-
-/* Sort v[0..reps) and set r's median, min, max and reps from it. */
-void set_median(struct result *r, double *v);
-
-/* qsort comparison of doubles. */
-int cmp_double(const void *a, const void *b);
-
-static inline int64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
+/* Measuring: measure.h (struct result, na, run_timed_fn, set_median,  */
+/* now_ns, KEEP, BENCH_ALIGNED, target_ns, reps, quick), and:           */
 
 /* CPU time of the whole process (user + system, every kernel thread):
  * unlike wall time it does not grow while other programs hold the CPU,
@@ -121,22 +93,6 @@ static inline int64_t cpu_ns(void)
 	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
-
-/* Keep the compiler from deleting or hoisting loop bodies. */
-#define KEEP(x) __asm__ volatile("" : : "r"(x) : "memory")
-
-/*
- * On every function whose code runs inside a timed region (the timed
- * function, the partner thread or worker, a callee in the loop) and on
- * data such a loop touches that is larger than a word.  Where the linker
- * happens to put a loop changes whenever other code changes, and differs
- * between bench-weft and bench-nptl; for the rows of a few nanoseconds
- * that alone moved results by up to 10% (setjmp + longjmp, the same code
- * calling the same glibc in both binaries, differed by 9%).  On a 64-byte
- * boundary the same code runs from the same cache-line offsets in both
- * binaries and in every build.
- */
-#define BENCH_ALIGNED __attribute__((aligned(64)))
 
 /* ------------------------------------------------------------------ */
 /* Threads                                                             */

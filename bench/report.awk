@@ -1,7 +1,7 @@
 # report.awk — turns the benchmark's CSV into the Markdown table, the
 # targets check and the chart's data file.  Plain POSIX awk (mawk works).
 #
-#   awk -v chart=FILE -f report.awk META RESULTS
+#   awk -v chart=FILE -v peers='TAG=NAME;...' -f report.awk META RESULTS
 #
 # META: `bench-weft --list` (key|group|unit|flags|label|history).
 # RESULTS: key,backend,status,median,min,max,reps,iters,sw_per_op,note lines
@@ -9,11 +9,24 @@
 # (the echo rows' hand-written epoll loop; rows flagged "e" go to a table of
 # their own, with that column and the ratios to it), or weft-vpN (an M:N
 # row measured with WEFT_VPS=N; rows flagged "m" go to a table of their
-# own, a column per VP count, all unpinned).
+# own, a column per VP count, all unpinned), or a peer's tag (bench/peers/:
+# the rows flagged "p" gain a column per peer, in the order of `peers`, then
+# the best peer's median and Weft's median divided by it).
 # Invariant: a cell shows a measured number or "n/a" with a footnote giving
 # the reason the binary printed; nothing is ever filled in here.
 
-BEGIN { FS = "|"; nkeys = 0; nfoot = 0 }
+BEGIN {
+	FS = "|"; nkeys = 0; nfoot = 0
+	np = 0
+	if (peers != "") {
+		n = split(peers, pl, ";")
+		for (i = 1; i <= n; i++) {
+			j = index(pl[i], "=")
+			ptag[++np] = substr(pl[i], 1, j - 1)
+			pname[np] = substr(pl[i], j + 1)
+		}
+	}
+}
 
 FNR == NR {
 	key = $1
@@ -394,22 +407,107 @@ function activations_summary(   i, k, t) {
 		printf "\nActivations (issue 13), measured (no targets):\n\n%s", t
 }
 
+# The peer with the best median on row k (the least; the most for a
+# count), as its index in ptag, or 0 when no peer measured the row.
+function best_peer(k,   i, b, id) {
+	b = 0
+	for (i = 1; i <= np; i++) {
+		id = k SUBSEP ptag[i]
+		if (status[id] != "ok" || med[id] <= 0)
+			continue
+		if (!b || (unit[k] == "count" ? med[id] > med[k SUBSEP ptag[b]] : med[id] < med[k SUBSEP ptag[b]]))
+			b = i
+	}
+	return b
+}
+
+# Weft's median divided by peer p's (for a count, p's by Weft's: above 1
+# is Weft behind either way), or "".
+function peer_quot(k, p,   q) {
+	q = quot(k, p)
+	if (q == "" || unit[k] != "count")
+		return q
+	return q > 0 ? 1 / q : ""
+}
+
+# The peers' cells of row k: one per peer, the best, Weft ÷ best.
+function peer_cells(k,   i, b, q, s) {
+	s = ""
+	if (!index(flags[k], "p")) {
+		for (i = 1; i <= np + 2; i++)
+			s = s " |"
+		return s
+	}
+	for (i = 1; i <= np; i++)
+		s = s " " cell(k, ptag[i]) " |"
+	b = best_peer(k)
+	if (!b)
+		return s " — | — |"
+	q = peer_quot(k, ptag[b])
+	return s " " fmt(k, med[k SUBSEP ptag[b]]) " (" pname[b] ") | " (q == "" ? "—" : times(q)) " |"
+}
+
+# A ratio: two decimals below 10, one below 100, none above.
+function times(q) { return num(q, q < 10 ? 2 : q < 100 ? 1 : 0) "×" }
+
+# Issue 21: Weft against the peers, one line per peer row: against the
+# best peer (yield: against 1.5 times the bare switch, Boost fcontext;
+# memory: against State Threads).
+function peer_target(k,   b, ref, want, what, q, i) {
+	b = 0
+	want = 1
+	if (k == "yield_busy") {
+		ref = "boost-fcontext"; want = 1.5; what = "≤ 1.5× the bare switch"
+	} else if (k ~ /^mem_/) {
+		ref = "st"; what = "≤ State Threads'"
+	} else {
+		b = best_peer(k)
+		ref = b ? ptag[b] : ""
+		what = "≤ the best peer's"
+	}
+	for (i = 1; i <= np; i++)
+		if (ptag[i] == ref)
+			b = i
+	if (status[k SUBSEP "weft"] != "ok")
+		return "- " label[k] ": not measured on Weft (" cell(k, "weft") ")"
+	if (ref == "" || status[k SUBSEP ref] != "ok")
+		return "- " label[k] ": Weft " fmt(k, med[k SUBSEP "weft"]) "; " \
+			(ref == "" ? "no peer has it" : pname[b] " not measured (" cell(k, ref) ")")
+	q = peer_quot(k, ref)
+	return "- " label[k] ": Weft " fmt(k, med[k SUBSEP "weft"]) " against " pname[b] " " fmt(k, med[k SUBSEP ref]) \
+		" — Weft ÷ " pname[b] " " times(q) ", target " what ": " (q <= want ? "**met**" : "**missed**")
+}
+
 END {
 	two = ("nptl2" in seen)
-	printf "| metric | Weft | NPTL | NPTL/Weft |%s papers (machine); peers |\n", two ? " NPTL, all CPUs |" : ""
-	printf "| --- | ---: | ---: | ---: |%s --- |\n", two ? " ---: |" : ""
+	with_peers = np && flagged("p")
+	ph = ""; psep = ""; pgap = ""
+	if (with_peers) {
+		for (i = 1; i <= np; i++) {
+			ph = ph " " pname[i] " |"
+			psep = psep " ---: |"
+			pgap = pgap " |"
+		}
+		ph = ph " best peer | Weft ÷ best peer |"
+		psep = psep " ---: | ---: |"
+		pgap = pgap " | |"
+	}
+	printf "| metric | Weft | NPTL | NPTL/Weft |%s%s papers (machine); peers |\n", two ? " NPTL, all CPUs |" : "", ph
+	printf "| --- | ---: | ---: | ---: |%s%s --- |\n", two ? " ---: |" : "", psep
 	last = ""
 	for (i = 1; i <= nkeys; i++) {
 		k = order[i]
 		if (index(flags[k], "e") || index(flags[k], "m"))
 			continue
 		if (group[k] != last) {
-			printf "| **%s** | | | |%s |\n", group[k], two ? " |" : ""
+			printf "| **%s** | | | |%s%s |\n", group[k], two ? " |" : "", pgap
 			last = group[k]
 		}
 		printf "| %s | %s | %s | %s |", label[k], cell(k, "weft"), cell(k, "nptl"), ratio_cell(k)
 		if (two)
 			printf " %s |", index(flags[k], "u") ? cell(k, "nptl2") : ""
+		if (with_peers)
+			printf "%s", peer_cells(k)
 		printf " %s |\n", hist[k] == "-" ? "" : hist[k]
 	}
 	echo_table()
@@ -438,6 +536,13 @@ END {
 	if ("preempt_latency" in label) t = t latency_line("preempt_latency") "\n"
 	if (t != "")
 		printf "\nTargets (issue 5):\n\n%s", t
+	t = ""
+	if (with_peers)
+		for (i = 1; i <= nkeys; i++)
+			if (index(flags[order[i]], "p"))
+				t = t peer_target(order[i]) "\n"
+	if (t != "")
+		printf "\nTargets (issue 21), Weft against the peers (bench/peers/):\n\n%s", t
 	activations_summary()
 	mn_summary()
 	if ("echo10k_rps" in group) {

@@ -15,8 +15,14 @@
 # column, and the echo-server rows a third server, bench-nptl's epoll loop
 # (their load generator pins itself to CPU 1).  The M:N rows (flag "m")
 # run unpinned on both binaries, and bench-weft prints one line per VP
-# count (backend weft-vpN, from its child processes) before its own.  A run that crashes or hangs becomes "n/a" with the reason: this
-# script never writes a number the binaries did not print.
+# count (backend weft-vpN, from its child processes) before its own.  The
+# rows flagged "p" also run on each peer of bench/peers/peers.list (State
+# Threads, Boost.Context's fcontext and fiber, Go with GOMAXPROCS=1),
+# pinned as Weft is; a peer whose program was not built gets a "peer
+# missing" line naming its package (bench/peers/install.sh, which `make
+# bench` runs first, installs them as root).  A run that crashes or hangs
+# becomes "n/a" with the reason: this script never writes a number the
+# binaries did not print.
 # Outputs: BUILD_DIR/bench/results/{results.csv,results.md,chart.png}; with
 # --doc, FILE.md is regenerated from bench/performance.md.in (plus FILE.png
 # and FILE.csv beside it).
@@ -70,7 +76,7 @@ fi
 
 if [ -n "$quick" ]; then limit=30; else limit=180; fi
 pin=()
-pin_note="M:1 rows and NPTL pinned to CPU 0 with taskset (the M:N rows unpinned)"
+pin_note="M:1 rows, NPTL and the peers pinned to CPU 0 with taskset (Go with GOMAXPROCS=1; the M:N rows unpinned)"
 if command -v taskset >/dev/null && taskset -c 0 true 2>/dev/null; then
 	pin=(taskset -c 0)
 else
@@ -108,6 +114,50 @@ run_one() {
 	printf '%s' "$line" | awk -F, '{ printf "  %-10s %-6s %s\n", "", $2, ($3 == "ok" ? $4 " " : "n/a: " $10) }' >&2
 }
 
+# The peers (bench/peers/peers.list): tag|program|package|column name.
+mapfile -t peers < <(grep -v '^#' "$here/peers/peers.list")
+peer_cols=
+peers_built=
+peers_missing=
+for p in "${peers[@]}"; do
+	IFS='|' read -r ptag pprog ppkg pname <<<"$p"
+	peer_cols+="${peer_cols:+;}$ptag=$pname"
+	if [ -x "$build/bench/peers/$pprog" ]; then
+		peers_built+="${peers_built:+, }$pname"
+	else
+		peers_missing+="${peers_missing:+, }$pname ($ppkg)"
+	fi
+done
+
+# Why peer program PROG of package PKG is not there, for its n/a cells.
+peer_missing_why() {
+	if dpkg-query -W -f='${Status}' "$2" 2>/dev/null | grep -q 'install ok installed'; then
+		echo "peer not built: $2 is installed but $1 was not built; build again (make) and read its warnings"
+	else
+		echo "peer missing: install $2 (make bench does as root)"
+	fi
+}
+
+# run_peers KEY: the row on every peer, or each missing peer's n/a line.
+run_peers() {
+	local key=$1 p ptag pprog ppkg pname bin line
+	for p in "${peers[@]}"; do
+		IFS='|' read -r ptag pprog ppkg pname <<<"$p"
+		bin=$build/bench/peers/$pprog
+		if [ -x "$bin" ]; then
+			if [ "$ptag" = go ]; then
+				run_one "$ptag" "$bin" "$key" env GOMAXPROCS=1 "${pin[@]}"
+			else
+				run_one "$ptag" "$bin" "$key" "${pin[@]}"
+			fi
+		else
+			line="$key,$ptag,na,,,,,,,$(peer_missing_why "$pprog" "$ppkg")"
+			printf '%s\n' "$line" >>"$csv"
+			printf '  %-10s %-6s n/a: %s\n' "" "$ptag" "${line##*,}" >&2
+		fi
+	done
+}
+
 # The Activations family's database rows keep their data file (made once,
 # hundreds of MiB) for each other; remove it when the run ends, however it ends.
 # The places bench/fam_activations.c may choose, its name pattern only.
@@ -120,6 +170,7 @@ trap cleanup_data EXIT
 start=$(date +%s)
 load=$(cut -d' ' -f1-3 /proc/loadavg)
 echo "bench: $(wc -l <"$meta") metrics, Weft and NPTL${quick:+ (QUICK)}; $pin_note" >&2
+echo "bench: peers built: ${peers_built:-none}${peers_missing:+; missing: $peers_missing}" >&2
 while IFS='|' read -r key group unit flags label history env; do
 	echo "  $key${env:+ ($env)}" >&2
 	# a row's own environment (the metric's env field, e.g. WEFT_ACTIVATIONS=off)
@@ -145,6 +196,9 @@ while IFS='|' read -r key group unit flags label history env; do
 		# the echo rows' third server: the hand-written epoll loop (fam_echo.c)
 		run_one epoll "$bn" "$key" env BENCH_ECHO_SERVER=epoll "${pin[@]}"
 	fi
+	if [[ $flags == *p* ]]; then
+		run_peers "$key"
+	fi
 done <"$meta"
 elapsed=$(($(date +%s) - start))
 
@@ -158,12 +212,25 @@ ccv=$( (cc --version 2>/dev/null || echo "cc ?") | head -n 1)
 rev=$(git -C "$root" describe --always --dirty 2>/dev/null || echo unknown)
 when=$(date -u '+%Y-%m-%d %H:%M UTC')
 machine="$cpu, $(nproc) CPUs, ${memg} GiB${virt}; $(uname -sr); $glibc; $ccv; load average $load at the start"
+# The peers' versions, for the record.
+pkg_version() {
+	local v
+	v=$(dpkg-query -W -f='${db:Status-Abbrev}${Version}' "$1" 2>/dev/null || true)
+	case $v in
+	ii*) echo "${v:3}" ;;
+	*) echo "not installed" ;;
+	esac
+}
+peers_line="libst-dev $(pkg_version libst-dev), libboost-context-dev $(pkg_version libboost-context-dev), \
+$( (go version 2>/dev/null || echo "go not installed") | sed 's/^go version //'); \
+built: ${peers_built:-none}${peers_missing:+; missing: $peers_missing}"
 method="warm-up, then $([ -n "$quick" ] && echo "3 repetitions of ≥ 10 ms (QUICK)" || echo "5 repetitions of ≥ 0.2 s"); median (min–max) per operation; $pin_note"
 
 chartdat=$out/chart.dat
-awk -v chart="$chartdat" -f "$here/report.awk" "$meta" "$csv" >"$out/table.md"
+awk -v chart="$chartdat" -v peers="$peer_cols" -f "$here/report.awk" "$meta" "$csv" >"$out/table.md"
 {
 	echo "Machine: $machine  "
+	echo "Peers: $peers_line  "
 	echo "Run: $when, Weft $rev, ${elapsed} s; $method."
 	echo
 	cat "$out/table.md"
@@ -193,6 +260,7 @@ if [ -n "$doc" ]; then
 	run_section=$out/doc-run.md
 	{
 		echo "Machine: $machine  "
+		echo "Peers: $peers_line  "
 		echo "Date: $when; Weft $rev; the whole run took ${elapsed} s.  "
 		echo "Method: $method."
 		echo
