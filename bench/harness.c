@@ -76,10 +76,10 @@
 /* The families, in table order                                        */
 
 extern const struct family fam_threads, fam_sync, fam_bershad, fam_kernel, fam_tick, fam_tas, fam_memory,
-	fam_tls, fam_activations, fam_echo, fam_floor, fam_seeds, fam_signals, fam_mn;
+	fam_tls, fam_activations, fam_echo, fam_floor, fam_seeds, fam_signals, fam_mn, fam_copystack;
 
 static const struct family *const families[] = {
-	&fam_threads, &fam_sync, &fam_bershad, &fam_kernel, &fam_tick, &fam_tas, &fam_memory, &fam_tls,
+	&fam_threads, &fam_sync, &fam_bershad, &fam_kernel, &fam_tick, &fam_tas, &fam_memory, &fam_copystack, &fam_tls,
 	&fam_activations, &fam_echo, &fam_floor, &fam_seeds, &fam_signals, &fam_mn,
 };
 

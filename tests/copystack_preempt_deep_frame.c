@@ -20,10 +20,10 @@ static long pattern_of(long id, int depth, int i) { return id * 7777 + depth * 1
 /* Spin with live values in registers (the loop's) and on the stack. */
 static __attribute__((noinline)) long spin(long id)
 {
-	register long a = id * 3 + 1, b = id * 5 + 2, c = id * 7 + 3, d = id * 11 + 4;
+	register unsigned long a = id * 3 + 1, b = id * 5 + 2, c = id * 7 + 3, d = id * 11 + 4;
 	long n = 0;
 	while (!stop) {
-		a = a * 6364136223846793005L + 1442695040888963407L;
+		a = a * 6364136223846793005UL + 1442695040888963407UL;
 		b ^= a >> 7;
 		c += b | 1;
 		d -= c >> 3;
@@ -31,9 +31,9 @@ static __attribute__((noinline)) long spin(long id)
 		spins[id] = n;
 	}
 	/* recompute from the start: the same sequence, so the same values */
-	register long a2 = id * 3 + 1, b2 = id * 5 + 2, c2 = id * 7 + 3, d2 = id * 11 + 4;
+	register unsigned long a2 = id * 3 + 1, b2 = id * 5 + 2, c2 = id * 7 + 3, d2 = id * 11 + 4;
 	for (long i = 0; i < n; i++) {
-		a2 = a2 * 6364136223846793005L + 1442695040888963407L;
+		a2 = a2 * 6364136223846793005UL + 1442695040888963407UL;
 		b2 ^= a2 >> 7;
 		c2 += b2 | 1;
 		d2 -= c2 >> 3;

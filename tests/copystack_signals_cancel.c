@@ -22,13 +22,13 @@ static long pattern_of(long id, int i) { return id * 104729 + i; }
 /* ---- a handler run on a parked copy-stack UT ---- */
 
 static sem_t wake;
-static volatile pthread_t handled_on;
-static volatile int handled;
+static pthread_t handled_on;
+static int handled;
 
 static void on_usr1(int sig)
 {
-	handled_on = pthread_self();
-	handled++;
+	__atomic_store_n(&handled_on, pthread_self(), __ATOMIC_RELAXED);
+	__atomic_fetch_add(&handled, 1, __ATOMIC_RELEASE);
 }
 
 static void *parked_for_signal(void *arg)
@@ -67,8 +67,8 @@ static void signal_to_parked(void)
 	test_settle();
 	CHECK_OK(pthread_kill(p, SIGUSR1));
 	test_settle();
-	CHECK_EQ(handled, 1);
-	CHECK(pthread_equal(handled_on, p));
+	CHECK_EQ(__atomic_load_n(&handled, __ATOMIC_ACQUIRE), 1);
+	CHECK(pthread_equal(__atomic_load_n(&handled_on, __ATOMIC_RELAXED), p));
 	CHECK_OK(sem_post(&wake));
 	CHECK_OK(pthread_join(p, NULL));
 	CHECK_OK(pthread_join(o, NULL));

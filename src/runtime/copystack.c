@@ -272,7 +272,7 @@ int __weft_cs_spawn(struct ut *t, struct vp *vp, size_t stacksize, size_t guards
 	if (area_fit(t, len) != 0)
 		return EAGAIN;
 	__weft_arch_stack_copy(t->cs.save, f, len);
-	memset(t->cs.save + len, 0, shadow_len(len));   /* a fresh frame: unpoisoned */
+	__weft_arch_stack_zero(t->cs.save + len, shadow_len(len));   /* a fresh frame: unpoisoned */
 	t->cs.len = (uint32_t)len;
 	t->cs.offstack = 0;
 	t->stack.lo = rs->stack.lo;
@@ -336,7 +336,7 @@ static NO_ASAN void restore_frames(struct ut *t, const struct run_stack *rs, con
 #if defined(__SANITIZE_ADDRESS__)
 	__weft_arch_stack_copy(shadow_of(lo), t->cs.save + len, shadow_len(len));
 	if (below && below < lo)
-		memset(shadow_of(below), 0, shadow_len((size_t)(lo - below)));
+		__weft_arch_stack_zero(shadow_of(below), shadow_len((size_t)(lo - below)));
 #else
 	(void)below;
 #endif
@@ -582,6 +582,11 @@ void __weft_cs_refuse_arg(const struct ut *t, const void *arg)
 		    "stack (%p), whose bytes are another thread's while it does not run; pass memory that "
 		    "outlives the call, or give the creator a separate stack (docs/runtime.md)",
 		    (unsigned long long)t->id, t->name, arg);
+}
+
+void *__weft_cs_hb(const struct ut *t)
+{
+	return rs_of(t);
 }
 
 /* ---- records that outlive a copy-stack UT's turn ------------------------- */

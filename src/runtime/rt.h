@@ -803,6 +803,9 @@ static inline bool __weft_cs_on_stack(const struct ut *t, const void *p)
 /* pthread_create from copy-stack UT t was given an argument on t's stack:
  * say why it is refused (once). */
 void __weft_cs_refuse_arg(const struct ut *t, const void *arg) HIDDEN;
+/* The address ThreadSanitizer's happens-before edges between the UTs of
+ * t's run stack use (tsan.c): t's run stack. */
+void *__weft_cs_hb(const struct ut *t) HIDDEN;
 /* fork's child: the caller is the only UT; run stacks forget the rest. */
 void __weft_cs_after_fork(struct ut *self) HIDDEN;
 /* Run fn(arg) with t's frames present at their own addresses (a thread

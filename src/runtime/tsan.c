@@ -128,7 +128,17 @@ void __weft_tsan_leave(struct ut *prev, struct ut *next)
 		next->tsan_fiber = __tsan_create_fiber(0);
 		next->tsan_borrowed = false;
 	}
+	/* Copy-stack UTs (copystack.c) use the same stack addresses in turn,
+	 * and the copies that hand those bytes from one to the next are the
+	 * runtime's, which TSan does not see: so each one's use of its run
+	 * stack is ordered after the last one's, by the run stack itself.
+	 * (The price: races between two copy-stack UTs of one run stack on
+	 * other memory are hidden too; docs/debugging.md.) */
+	if (__weft_is_copy(prev))
+		__tsan_release(__weft_cs_hb(prev));
 	__tsan_switch_to_fiber(next->tsan_fiber, __tsan_switch_to_fiber_no_sync);
+	if (__weft_is_copy(next))
+		__tsan_acquire(__weft_cs_hb(next));
 }
 
 void __weft_tsan_enter(struct ut *self)

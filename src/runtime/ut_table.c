@@ -17,7 +17,7 @@
 
 #define CHUNK_SHIFT 12
 #define CHUNK_SLOTS (1u << CHUNK_SHIFT)
-#define MAX_CHUNKS 2048u                  /* 8,388,608 UTs */
+#define MAX_CHUNKS 4096u                  /* 16,777,216 UTs */
 
 static struct ut *chunks[MAX_CHUNKS];
 static uint32_t nslots;                  /* slots that exist */

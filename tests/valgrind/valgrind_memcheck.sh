@@ -46,6 +46,9 @@ check_clean() {   # NAME PROGRAM ARGS...
 }
 
 VG_ROUNDS=10 check_clean workload "$workload"
+# the same with every UT copy-stack (runtime/copystack.c): frames copied
+# between the run stack and save areas keep their definedness
+VG_ROUNDS=5 WEFT_STACK_MODE=copy check_clean workload-copy-stack "$workload"
 for p in "$@"; do
 	check_clean "$(basename "$p")" "$p"
 done

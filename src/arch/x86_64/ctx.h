@@ -19,6 +19,7 @@ void __weft_entry(void);
 /* Copy n bytes of a copy-stack UT's frames (stackcopy.S): never
  * instrumented, no stack of its own. */
 void __weft_arch_stack_copy(void *dst, const void *src, size_t n);
+void __weft_arch_stack_zero(void *dst, size_t n);
 
 /* The stack pointer here (the caller's frame is above it). */
 static inline uintptr_t __weft_arch_sp_now(void)

@@ -29,4 +29,19 @@ __weft_arch_stack_copy:
 	.cfi_endproc
 	.size	__weft_arch_stack_copy, .-__weft_arch_stack_copy
 
+/* void __weft_arch_stack_zero(void *dst, size_t n): the same, for the
+ * bytes of ASan's shadow that describe no frame any more. */
+	.globl	__weft_arch_stack_zero
+	.hidden	__weft_arch_stack_zero
+	.type	__weft_arch_stack_zero, @function
+	.p2align 4
+__weft_arch_stack_zero:
+	.cfi_startproc
+	movq	%rsi, %rcx
+	xorl	%eax, %eax
+	rep stosb
+	ret
+	.cfi_endproc
+	.size	__weft_arch_stack_zero, .-__weft_arch_stack_zero
+
 	.section .note.GNU-stack,"",@progbits
