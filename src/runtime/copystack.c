@@ -183,15 +183,15 @@ static int area_fit(struct ut *t, size_t need)
 {
 	size_t bytes = need + shadow_len(need);
 	unsigned c = class_of(bytes);
-	if (t->cs.save && t->cs.cls >= c && t->cs.cls <= c + 2)
+	if (t->cs->save && t->cs->cls >= c && t->cs->cls <= c + 2)
 		return 0;
 	char *a = area_get(c);
 	if (!a)
 		return ENOMEM;
-	if (t->cs.save)
-		area_put(t->cs.save, t->cs.cls);
-	t->cs.save = a;
-	t->cs.cls = (uint8_t)c;
+	if (t->cs->save)
+		area_put(t->cs->save, t->cs->cls);
+	t->cs->save = a;
+	t->cs->cls = (uint8_t)c;
 	return 0;
 }
 
@@ -268,13 +268,20 @@ int __weft_cs_spawn(struct ut *t, struct vp *vp, size_t stacksize, size_t guards
 	char *ftop = (char *)first + sizeof first;
 	char *f = __weft_arch_frame(ftop, __weft_ut_main, t);
 	size_t len = (size_t)(ftop - f);
-	t->cs.save = NULL;
-	if (area_fit(t, len) != 0)
+	/* its own state, from the pool's smallest class */
+	t->cs = (struct ut_copy *)(void *)area_get(class_of(sizeof *t->cs));
+	if (!t->cs)
 		return EAGAIN;
-	__weft_arch_stack_copy(t->cs.save, f, len);
-	__weft_arch_stack_zero(t->cs.save + len, shadow_len(len));   /* a fresh frame: unpoisoned */
-	t->cs.len = (uint32_t)len;
-	t->cs.offstack = 0;
+	memset(t->cs, 0, sizeof *t->cs);
+	if (area_fit(t, len) != 0) {
+		area_put((char *)t->cs, class_of(sizeof *t->cs));
+		t->cs = NULL;
+		return EAGAIN;
+	}
+	__weft_arch_stack_copy(t->cs->save, f, len);
+	__weft_arch_stack_zero(t->cs->save + len, shadow_len(len));   /* a fresh frame: unpoisoned */
+	t->cs->len = (uint32_t)len;
+	t->cs->offstack = 0;
 	t->stack.lo = rs->stack.lo;
 	t->stack.hi = rs->stack.hi;
 	t->stack.guard = rs->stack.guard;
@@ -297,8 +304,8 @@ static char *frames_lo(const struct ut *t, const struct run_stack *rs)
 	uintptr_t sp = (uintptr_t)t->sp;
 	if (sp >= (uintptr_t)rs->stack.lo && sp < (uintptr_t)rs->stack.hi)
 		return (char *)sp;
-	if (t->cs.offstack)
-		return (char *)t->cs.offstack;
+	if (t->cs->offstack)
+		return (char *)t->cs->offstack;
 	__weft_die("copy-stack thread %llu (%s) gave up the processor on a stack that is not its own "
 		   "(makecontext or a stack of the program's): such a thread needs a stack of its own "
 		   "(WEFT_STACK_MODE=separate, or weft_attr_setstackmode)",
@@ -310,14 +317,14 @@ static NO_ASAN void save_frames(struct ut *t, const struct run_stack *rs)
 {
 	char *lo = frames_lo(t, rs), *top = rs_top(rs);
 	size_t len = (size_t)(top - lo);
-	if (len + shadow_len(len) > class_size(t->cs.cls) || !t->cs.save)
+	if (len + shadow_len(len) > class_size(t->cs->cls) || !t->cs->save)
 		__weft_die("copy-stack thread %llu: its save area is too small for its %zu bytes of stack",
 			   (unsigned long long)t->id, len);
-	__weft_arch_stack_copy(t->cs.save, lo, len);
+	__weft_arch_stack_copy(t->cs->save, lo, len);
 #if defined(__SANITIZE_ADDRESS__)
-	__weft_arch_stack_copy(t->cs.save + len, shadow_of(lo), shadow_len(len));
+	__weft_arch_stack_copy(t->cs->save + len, shadow_of(lo), shadow_len(len));
 #endif
-	t->cs.len = (uint32_t)len;
+	t->cs->len = (uint32_t)len;
 	struct vp *vp = __weft_vp();
 	vp->stat.cs_saves++;
 	vp->stat.cs_bytes += len;
@@ -328,19 +335,19 @@ static NO_ASAN void save_frames(struct ut *t, const struct run_stack *rs)
  * t's frames still describes that occupant's frames, and is cleared. */
 static NO_ASAN void restore_frames(struct ut *t, const struct run_stack *rs, const char *below)
 {
-	size_t len = t->cs.len;
+	size_t len = t->cs->len;
 	char *top = rs_top(rs), *lo = top - len;
 	if (unlikely(__weft_arch_valgrind))
 		VALGRIND_MAKE_MEM_UNDEFINED(lo, len);   /* below a stack pointer Valgrind let go */
-	__weft_arch_stack_copy(lo, t->cs.save, len);
+	__weft_arch_stack_copy(lo, t->cs->save, len);
 #if defined(__SANITIZE_ADDRESS__)
-	__weft_arch_stack_copy(shadow_of(lo), t->cs.save + len, shadow_len(len));
+	__weft_arch_stack_copy(shadow_of(lo), t->cs->save + len, shadow_len(len));
 	if (below && below < lo)
 		__weft_arch_stack_zero(shadow_of(below), shadow_len((size_t)(lo - below)));
 #else
 	(void)below;
 #endif
-	t->cs.len = 0;
+	t->cs->len = 0;
 	struct vp *vp = __weft_vp();
 	vp->stat.cs_restores++;
 	vp->stat.cs_bytes += len;
@@ -374,8 +381,8 @@ static void reserve_save(struct ut *t, const struct run_stack *rs, uintptr_t her
 		lo = here - SAVE_SLACK;
 	else if (here >= base && here < (uintptr_t)rs->stack.hi)
 		lo = base;
-	else if (t->cs.offstack)
-		lo = t->cs.offstack;       /* a handler on another stack switches it out */
+	else if (t->cs->offstack)
+		lo = t->cs->offstack;       /* a handler on another stack switches it out */
 	else
 		lo = (uintptr_t)frames_lo(t, rs);   /* dies: a stack of the program's */
 	size_t need = (size_t)((uintptr_t)rs_top(rs) - lo);
@@ -403,7 +410,7 @@ static char *evict(struct run_stack *rs)
 static inline bool occupant_busy(const struct ut *o)
 {
 	return o->state == UT_RUNNING ||
-	       (o->state == UT_BLOCKED && o->wait_kind == WAIT_SYSCALL && !o->cs.detached);
+	       (o->state == UT_BLOCKED && o->wait_kind == WAIT_SYSCALL && !o->cs->detached);
 }
 
 bool __weft_cs_busy(const struct ut *next)
@@ -462,19 +469,19 @@ bool __weft_cs_left(struct ut *t)
  * or been made anew since: only saved frames are moved. */
 static void trim(struct ut *t)
 {
-	if (!__weft_is_copy(t) || !t->cs.len || !t->cs.save)
+	if (!__weft_is_copy(t) || !t->cs->len || !t->cs->save)
 		return;
-	size_t bytes = t->cs.len + shadow_len(t->cs.len);
+	size_t bytes = t->cs->len + shadow_len(t->cs->len);
 	unsigned c = class_of(bytes);
-	if (c + 1 >= t->cs.cls)
+	if (c + 1 >= t->cs->cls)
 		return;
 	char *a = area_get(c);
 	if (!a)
 		return;                   /* it keeps the larger one */
-	__weft_arch_stack_copy(a, t->cs.save, bytes);
-	area_put(t->cs.save, t->cs.cls);
-	t->cs.save = a;
-	t->cs.cls = (uint8_t)c;
+	__weft_arch_stack_copy(a, t->cs->save, bytes);
+	area_put(t->cs->save, t->cs->cls);
+	t->cs->save = a;
+	t->cs->cls = (uint8_t)c;
 }
 
 bool __weft_cs_prepare(struct vp *vp, struct ut *prev, struct ut *next)
@@ -563,11 +570,11 @@ uintptr_t __weft_cs_offstack_enter(struct ut *t, uintptr_t sp)
 {
 	if (!t || !__weft_is_copy(t))
 		return 0;
-	uintptr_t old = t->cs.offstack;
+	uintptr_t old = t->cs->offstack;
 	if (sp > (uintptr_t)t->stack.lo && sp <= (uintptr_t)t->stack.hi) {
 		uintptr_t lo = sp - WEFT_ARCH_RED_ZONE;
 		if (!old || lo < old)
-			t->cs.offstack = lo;
+			t->cs->offstack = lo;
 	}
 	return old;
 }
@@ -595,31 +602,31 @@ void *__weft_wait_mem(struct ut *t, size_t n)
 {
 	if (!__weft_is_copy(t))
 		return NULL;
-	if (t->cs.scratch_busy) {
+	if (t->cs->scratch_busy) {
 		/* a wait inside a wait (a signal handler's): one of its own */
 		void *p = malloc(n);
 		if (!p)
 			__weft_die("no memory for copy-stack thread %llu's wait records", (unsigned long long)t->id);
 		return p;
 	}
-	if (t->cs.scratch_size < n) {
+	if (t->cs->scratch_size < n) {
 		size_t sz = n < 256 ? 256 : n;
-		void *p = realloc(t->cs.scratch, sz);
+		void *p = realloc(t->cs->scratch, sz);
 		if (!p)
 			__weft_die("no memory for copy-stack thread %llu's wait records", (unsigned long long)t->id);
-		t->cs.scratch = p;
-		t->cs.scratch_size = sz;
+		t->cs->scratch = p;
+		t->cs->scratch_size = sz;
 	}
-	t->cs.scratch_busy = 1;
-	return t->cs.scratch;
+	t->cs->scratch_busy = 1;
+	return t->cs->scratch;
 }
 
 void __weft_wait_mem_put(struct ut *t, void *p)
 {
 	if (!p)
 		return;
-	if (p == t->cs.scratch)
-		t->cs.scratch_busy = 0;
+	if (p == t->cs->scratch)
+		t->cs->scratch_busy = 0;
 	else
 		free(p);
 }
@@ -629,16 +636,11 @@ void __weft_wait_mem_put(struct ut *t, void *p)
 void __weft_cs_release(struct ut *t)
 {
 	struct run_stack *rs = rs_of(t);
-	if (t->cs.save) {
-		area_put(t->cs.save, t->cs.cls);
-		t->cs.save = NULL;
-		t->cs.cls = 0;
-	}
-	t->cs.len = 0;
-	free(t->cs.scratch);
-	t->cs.scratch = NULL;
-	t->cs.scratch_size = 0;
-	t->cs.scratch_busy = 0;
+	if (t->cs->save)
+		area_put(t->cs->save, t->cs->cls);
+	free(t->cs->scratch);
+	area_put((char *)t->cs, class_of(sizeof *t->cs));
+	t->cs = NULL;
 	if (rs->occupant == t) {
 		rs->occupant = NULL;
 		wake_deferred(rs);
@@ -663,7 +665,7 @@ bool __weft_cs_inspect(struct ut *t, void (*fn)(void *), void *arg)
 {
 	struct run_stack *rs = rs_of(t);
 	struct ut *o = rs->occupant;
-	if (o == t || t->cs.len == 0) {
+	if (o == t || t->cs->len == 0) {
 		fn(arg);
 		return true;
 	}
@@ -673,13 +675,13 @@ bool __weft_cs_inspect(struct ut *t, void (*fn)(void *), void *arg)
 	struct vp *vp = __weft_vp();
 	if (o && occupant_busy(o) && o != vp->cur)
 		return false;
-	size_t len = t->cs.len;
+	size_t len = t->cs->len;
 	char *lo = rs_top(rs) - len;
 	void *keep = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (keep == MAP_FAILED)
 		return false;
 	__weft_arch_stack_copy(keep, lo, len);
-	__weft_arch_stack_copy(lo, t->cs.save, len);
+	__weft_arch_stack_copy(lo, t->cs->save, len);
 	fn(arg);
 	__weft_arch_stack_copy(lo, keep, len);
 	munmap(keep, len);

@@ -117,12 +117,12 @@ static long detached_call(struct vp *vp, struct ut *x, struct kt *to, long nr, c
 	WEFT_STATE(x, UT_BLOCKED);
 	x->wait_kind = WAIT_SYSCALL;
 	x->wait_obj = NULL;
-	x->cs.detached = 1;
+	x->cs->detached = 1;
 	vp->offvp++;
 	__weft_cs_left(x);
 	__weft_kt_call_from_home(vp->carrier, x, to, nr, a);
-	x->cs.detached = 0;
-	return x->cs.result;
+	x->cs->detached = 0;
+	return x->cs->result;
 }
 
 long __weft_blocking_call(long nr, const long args[6], const struct weft_bounce *bb, unsigned nb,

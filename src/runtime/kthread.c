@@ -204,7 +204,7 @@ static void call_for(struct kt *k, struct vp *vp)
 		r = __weft_raw_syscall6(k->call.nr, k->call.a[0], k->call.a[1], k->call.a[2], k->call.a[3],
 					k->call.a[4], k->call.a[5]);
 	while (r == -EINTR);
-	x->cs.result = r;
+	x->cs->result = r;
 	k->rejoin = x;
 }
 

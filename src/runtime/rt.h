@@ -147,8 +147,10 @@ struct ut_stack {
 struct tsd;                /* thread-specific data (sync/key.c) */
 
 /*
- * A copy-stack UT's frames while they are not on its run stack
- * (copystack.c, Marovich's second variant): its save area holds the live
+ * A copy-stack UT's own state, kept apart from struct ut so that separate-
+ * stack UTs do not pay for it (copystack.c, Marovich's second variant):
+ * where its frames are while they are not on its run stack — its save
+ * area holds the live
  * part [top - len, top) of the run stack as it was when another UT needed
  * that stack (and, in ASan builds, the shadow of those bytes after them).
  * len 0: its frames are on the run stack (it is the run stack's occupant),
@@ -217,7 +219,7 @@ struct ut {
 	struct waitq joinq;           /* the (one) joiner parks here */
 	struct ut *joiner;
 	struct ut_stack stack;
-	struct ut_copy cs;            /* copy-stack UTs only (copystack.c) */
+	struct ut_copy *cs;           /* copy-stack UTs only (copystack.c): made with the UT */
 	struct tsd *tsd;              /* sync/key.c */
 	uintptr_t mbox_msg;           /* sync/mailbox.c */
 	void *robust_head;            /* robust mutexes held (sync/robust.c) */
@@ -785,7 +787,7 @@ uintptr_t __weft_cs_offstack_enter(struct ut *t, uintptr_t sp) HIDDEN;
 static inline void __weft_cs_offstack_leave(struct ut *t, uintptr_t old)
 {
 	if (t && __weft_is_copy(t))
-		t->cs.offstack = old;
+		t->cs->offstack = old;
 }
 /* Memory for records other UTs reach while the caller waits (the I/O
  * waits', the futex emulation's, sigwait's): a copy-stack UT's stack holds
@@ -1443,7 +1445,7 @@ void __weft_kt_give_vp(struct kt *k, struct vp *vp) HIDDEN;
 void __weft_kt_give_and_wait(struct kt *k, struct kt *to, struct ut *run) HIDDEN;
 /* Copy-stack UT x's blocking call (handoff.c): switch from x to k's home,
  * which hands the VP to `to`, makes the call nr(a) there, stores its result
- * in x->cs.result and queues x; returns when x runs again. */
+ * in x->cs->result and queues x; returns when x runs again. */
 void __weft_kt_call_from_home(struct kt *k, struct ut *x, struct kt *to, long nr, const long a[6]) HIDDEN;
 /* Switch from prev to k's home, which gives the VP to k->lend_to (a guest)
  * and parks k; returns when prev runs again (guest.c). */

@@ -199,24 +199,12 @@ static struct ut *cs_runnable(struct vp *vp, struct ut *next)
 	return next;
 }
 
-/* Every switch: prev (RUNNING, BLOCKED, READY or EXITING, already queued
- * wherever it belongs) gives the VP to next (READY, already unlinked). */
-static inline void switch_to(struct vp *vp, struct ut *next)
+/* The switch itself, prev to next (both decided): inlined twice, into
+ * switch_to with `moved` false (the path every switch without copy-stack
+ * UTs takes) and into switch_copy. */
+static inline __attribute__((always_inline)) void switch_finish(struct vp *vp, struct ut *prev, struct ut *next,
+								 bool moved)
 {
-	struct ut *prev = vp->cur;
-	bool moved = false;
-	if (unlikely(vp->switch_care) && vp->cs_on && (__weft_is_copy(next) || __weft_is_copy(prev))) {
-		next = cs_runnable(vp, next);
-		if (next == prev) {            /* chosen again while its pick waited */
-			WEFT_STATE(prev, UT_RUNNING);
-			return;
-		}
-		if (!next) {
-			mn_idle_switch(vp);
-			return;
-		}
-		moved = __weft_cs_prepare(vp, prev, next);
-	}
 	prev->saved_errno = *vp->errnop;
 	if (unlikely(prev->stack.canary) && !__weft_stack_canary_ok(&prev->stack))
 		canary_dead(prev);
@@ -251,12 +239,45 @@ static inline void switch_to(struct vp *vp, struct ut *next)
 		}
 	}
 	san_leave(prev, next);
-	if (unlikely(moved))
+	if (moved)
 		__weft_cs_switch_moved(vp, prev, next);   /* both on one run stack */
 	else
 		__weft_switch(&prev->sp, next->sp);
 	/* prev runs again, on whichever VP chose it (M:N) */
 	switched_in(__weft_vp());
+}
+
+/* A switch where prev or next is a copy-stack UT (copystack.c): next may
+ * have to wait for its run stack, and its frames may have to be put back,
+ * through the VP's mover if prev stands on that run stack. */
+static __attribute__((noinline)) void switch_copy(struct vp *vp, struct ut *prev, struct ut *next)
+{
+	next = cs_runnable(vp, next);
+	if (next == prev) {            /* chosen again while its pick waited */
+		WEFT_STATE(prev, UT_RUNNING);
+		return;
+	}
+	if (!next) {
+		mn_idle_switch(vp);
+		return;
+	}
+	bool moved = __weft_cs_prepare(vp, prev, next);
+	if (moved)
+		switch_finish(vp, prev, next, true);
+	else
+		switch_finish(vp, prev, next, false);
+}
+
+/* Every switch: prev (RUNNING, BLOCKED, READY or EXITING, already queued
+ * wherever it belongs) gives the VP to next (READY, already unlinked). */
+static inline void switch_to(struct vp *vp, struct ut *next)
+{
+	struct ut *prev = vp->cur;
+	if (unlikely(vp->switch_care) && vp->cs_on && (__weft_is_copy(next) || __weft_is_copy(prev))) {
+		switch_copy(vp, prev, next);
+		return;
+	}
+	switch_finish(vp, prev, next, false);
 }
 
 /* Sleep in the kernel until CLOCK_MONOTONIC reaches `deadline` (-1: no

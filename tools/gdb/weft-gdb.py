@@ -141,7 +141,7 @@ class Runtime(object):
         self.fields = {}
         for name in ('id', 'name', 'state', 'policy', 'prio', 'wait_kind', 'wait_obj',
                      'tindex', 'deadline', 'sp', 'stack.lo', 'stack.hi', 'slot', 'gen', 'vp',
-                     'stack.kind', 'cs.save', 'cs.len'):
+                     'stack.kind', 'cs'):
             off, t = _field_offset(self.ut_type, name)
             if off is not None:
                 self.fields[name] = (off, t.strip_typedefs().sizeof, t)
@@ -153,6 +153,9 @@ class Runtime(object):
         self.states = {v: k for k, v in self.state_names.items()}
         try:
             kinds = self._type('enum stack_kind')
+            ct = self._type('struct ut_copy')
+            self.cs_save = _field_offset(ct, 'save')[0]
+            self.cs_len = _field_offset(ct, 'len')[0]
         except gdb.error:
             kinds = None
         self.stack_copy = ({v: k for k, v in _enum_names(kinds, 'STACK_').items()}.get('copy')
@@ -323,8 +326,15 @@ class Runtime(object):
         # save area, [cs.save, cs.save + cs.len) standing for the top
         # cs.len bytes of its run stack
         u.copy = self.stack_copy is not None and self._get(raw, 'stack.kind') == self.stack_copy
-        u.cs_save = self._get(raw, 'cs.save') or 0 if u.copy else 0
-        u.cs_len = self._get(raw, 'cs.len') or 0 if u.copy else 0
+        u.cs_save = u.cs_len = 0
+        cs = self._get(raw, 'cs') if u.copy else 0
+        if cs:
+            try:
+                m = bytes(gdb.selected_inferior().read_memory(cs, max(self.cs_save, self.cs_len) + 8))
+                u.cs_save = int.from_bytes(m[self.cs_save:self.cs_save + 8], 'little')
+                u.cs_len = int.from_bytes(m[self.cs_len:self.cs_len + 4], 'little')
+            except gdb.MemoryError:
+                pass
         if addr in running:
             u.vp = running[addr][0]
         elif 'vp' in self.fields:
