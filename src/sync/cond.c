@@ -188,7 +188,7 @@ static void wake_first(struct wcond *c, bool preempt)
 {
 	struct ut *t = c->waiters.head;
 	struct wmutex *w = c->mutex;
-	if (!(w->kind & MK_PSHARED) && w->owner) {
+	if (!(w->kind & MK_PSHARED) && __weft_mutex_mark_waited(w)) {
 		morph(c, w, t);
 		if (preempt && (w->kind & MK_PI))
 			__weft_preempt_check();   /* the owner may now outrank us */

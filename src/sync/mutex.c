@@ -42,12 +42,90 @@
  * Process-shared mutexes are glibc's layout and protocol (pmutex.c),
  * recognised by glibc's PTHREAD_MUTEX_PSHARED_BIT in the kind word at every
  * call.  Their kind is never 0, so the test sits on the slow paths only.
+ *
+ * M:N.  Weft's code runs under the runtime lock (mn.c), and so does every
+ * path here but two: a default mutex (kind 0) is locked and unlocked
+ * without it when nobody waits, by a compare-and-swap on its lock word
+ * (`lockw`: 0 free, 1 held, 2 held and maybe waited for — Drepper's futex
+ * mutex, with Weft's wait queue for the futex), so that an uncontended
+ * lock and unlock cost two atomic instructions and touch no line another
+ * VP shares.  The rules that make the two paths one protocol:
+ *   - the lock word decides who holds it; `owner` follows it (stored by
+ *     the new holder right after its CAS, cleared by the holder right
+ *     before its release), so under M:N a kind-0 mutex is held iff
+ *     owner != NULL || lockw != 0 (a mutex locked before the VPs started
+ *     has an owner and lockw 0 — M:1 never writes the word — and is held);
+ *   - the fast lock is CAS(0 -> 1), tried only when owner is NULL;
+ *   - the fast unlock (by the owner) clears owner and CASes 1 -> 0;
+ *     any other value (2: a waiter marked it; 0: locked before the VPs
+ *     started) puts owner back and takes the slow path;
+ *   - everything else holds the runtime lock: a UT that must wait marks
+ *     the word 2 (1 -> 2 or, for an old lock, 0 -> 2; a 0 with no owner
+ *     means it is free: take it) before it parks, so the holder's fast
+ *     unlock fails and its slow unlock, which needs the runtime lock the
+ *     waiter holds until it is queued, finds it queued; a hand-off or a
+ *     take under the lock sets 2 if waiters are left, else 1; a release
+ *     with no waiter stores 0; a condition that moves waiters onto a
+ *     held mutex marks it 2 first, and wakes instead if it became free.
+ * Acquire and release ordering: the CAS that takes (acquire), the CAS or
+ * store that frees (release); the runtime lock orders the rest.  M:1 is
+ * unchanged: the branch on __weft_mn is the only cost.
  */
 #include "pshared.h"
 
 #include <string.h>
 
 static inline int mutex_type(const struct wmutex *w) { return w->kind & MK_TYPE_MASK; }
+
+/* ---- M:N's lock word (the header's rules) ---- */
+
+static inline bool lockw_used(const struct wmutex *w) { return __weft_mn && w->kind == 0; }
+
+static inline bool lockw_cas(struct wmutex *w, uint32_t from, uint32_t to)
+{
+	return __atomic_compare_exchange_n(&w->lockw, &from, to, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
+}
+
+/* Under the runtime lock: is the mutex held (by anyone)? */
+static inline bool mutex_held(const struct wmutex *w)
+{
+	return w->owner || (lockw_used(w) && __atomic_load_n(&w->lockw, __ATOMIC_ACQUIRE));
+}
+
+/* Under the runtime lock, for a free mutex (no owner): claim the word.
+ * False when a fast-path holder has it (its owner store not yet seen). */
+static inline bool lockw_claim(struct wmutex *w)
+{
+	if (!lockw_used(w))
+		return true;
+	return lockw_cas(w, 0, w->waiters.head ? 2 : 1);
+}
+
+/* Under the runtime lock, before a UT parks on a held mutex (or is moved
+ * onto one): mark it waited for, so its holder's unlock comes to the lock.
+ * False if it turned out free (no owner, word 0): the caller takes it. */
+bool __weft_mutex_mark_waited(struct wmutex *w)
+{
+	if (!lockw_used(w))
+		return w->owner != NULL;
+	for (;;) {
+		uint32_t v = __atomic_load_n(&w->lockw, __ATOMIC_ACQUIRE);
+		if (v == 2)
+			return true;
+		if (v == 0 && !w->owner)
+			return false;
+		if (lockw_cas(w, v, 2))
+			return true;
+	}
+}
+
+/* Under the runtime lock, as the mutex is freed: the word says free,
+ * releasing what the holder did. */
+static inline void lockw_set(struct wmutex *w, bool held)
+{
+	if (lockw_used(w))
+		__atomic_store_n(&w->lockw, held ? (w->waiters.head ? 2 : 1) : 0, __ATOMIC_RELEASE);
+}
 
 /* PRIO_PROTECT: a UT whose priority is above the ceiling may not lock it
  * (EINVAL).  Its base priority counts, as in glibc: a boost lent by another
@@ -79,7 +157,7 @@ static inline __attribute__((always_inline)) int try_acquire(struct wmutex *w, s
 		return ENOTRECOVERABLE;
 	if (unlikely(above_ceiling(w, self)))
 		return EINVAL;
-	if (!w->owner)
+	if (!w->owner && lockw_claim(w))
 		return take(w, self);
 	if (w->owner != self)
 		return EBUSY;
@@ -105,6 +183,13 @@ static int wait_for(struct wmutex *w, struct ut *self, int64_t deadline)
 		bool pi = w->kind & MK_PI;
 		if (pi)
 			__weft_prio_inherit(w, self);
+		/* M:N: its holder must unlock through the runtime lock */
+		if (unlikely(lockw_used(w)) && !__weft_mutex_mark_waited(w)) {
+			int r = try_acquire(w, self);     /* free after all */
+			if (r != EBUSY)
+				return r;
+			continue;
+		}
 		/* a signal for this UT ends the park with EINTR once its
 		 * handler has run (park.c); POSIX: then it waits on */
 		self->sig_intr = 1;
@@ -176,8 +261,14 @@ static inline __attribute__((always_inline)) void release(struct wmutex *w, bool
 	}
 	struct ut *next = __weft_waitq_first(&w->waiters);
 	w->owner = next;
-	if (!next)
+	if (!next) {
+		lockw_set(w, false);
 		return;
+	}
+	/* handed over: 2 if more wait behind it.  Before the unpark, which
+	 * may switch to next at once, and next may unlock before we go on */
+	if (lockw_used(w))
+		__atomic_store_n(&w->lockw, next->q_next != next ? 2 : 1, __ATOMIC_RELEASE);
 	if (w->kind & MK_ROBUST)
 		__weft_held_link(w, next);
 	if (preempt)
@@ -221,12 +312,50 @@ static int lock_slow(struct wmutex *w, clockid_t clk, const struct timespec *abs
 	return wait_for(w, self, deadline);
 }
 
+/* M:N: may a call take its lock-free path, without entering Weft?  On
+ * the VP (no takeover under way, on the running UT's stack) with nothing
+ * due at the epilogue, which such a call would have run (a deferred
+ * tick or signal, a debug scheduler's switch point, a cancel). */
+static inline __attribute__((always_inline)) struct ut *mn_fast_self(void)
+{
+	struct vp *vp = __weft_vp();
+	if (unlikely(vp->exit_hook) || __weft_where(vp) != WHERE_VP)
+		return NULL;
+	return vp->cur;
+}
+
+static __attribute__((noinline)) bool mn_lock_fast(struct wmutex *w)
+{
+	struct ut *self;
+	if (!w || w->kind != 0 || w->owner || !(self = mn_fast_self()) || !lockw_cas(w, 0, 1))
+		return false;
+	w->owner = self;
+	WEFT_HB_ACQUIRE(w);
+	return true;
+}
+
+static __attribute__((noinline)) bool mn_unlock_fast(struct wmutex *w)
+{
+	struct ut *self;
+	if (!w || w->kind != 0 || !(self = mn_fast_self()) || w->owner != self)
+		return false;
+	WEFT_HB_RELEASE(w);
+	w->owner = NULL;
+	uint32_t held = 1;
+	if (__atomic_compare_exchange_n(&w->lockw, &held, 0, false, __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+		return true;
+	w->owner = self;                  /* waited for (or an old lock): the slow way */
+	return false;
+}
+
 EXPORT WEFT_HOT_ENTRY int pthread_mutex_lock(pthread_mutex_t *m)
 {
+	if (unlikely(__weft_mn) && mn_lock_fast(wmutex_of(m)))
+		return 0;
 	WEFT_CALL();
 	struct wmutex *w = wmutex_of(m);
 	struct ut *self = __weft_self();
-	if (likely(w && w->kind == 0 && !w->owner && self)) {
+	if (likely(w && w->kind == 0 && !w->owner && self && !__weft_mn)) {
 		w->owner = self;
 		WEFT_HB_ACQUIRE(m);
 		WEFT_RETURN_LOCK(0);
@@ -236,6 +365,8 @@ EXPORT WEFT_HOT_ENTRY int pthread_mutex_lock(pthread_mutex_t *m)
 
 EXPORT int pthread_mutex_trylock(pthread_mutex_t *m)
 {
+	if (unlikely(__weft_mn) && mn_lock_fast(wmutex_of(m)))
+		return 0;
 	WEFT_CALL();
 	struct wmutex *w = wmutex_of(m);
 	if (!w)
@@ -290,10 +421,12 @@ static int unlock_slow(struct wmutex *w)
 
 EXPORT WEFT_HOT_ENTRY int pthread_mutex_unlock(pthread_mutex_t *m)
 {
+	if (unlikely(__weft_mn) && mn_unlock_fast(wmutex_of(m)))
+		return 0;
 	WEFT_CALL();
 	WEFT_HB_RELEASE(m);
 	struct wmutex *w = wmutex_of(m);
-	if (likely(w && w->kind == 0 && !w->waiters.head)) {
+	if (likely(w && w->kind == 0 && !w->waiters.head && !__weft_mn)) {
 		w->owner = NULL;
 		return 0;
 	}
@@ -343,7 +476,7 @@ EXPORT int pthread_mutex_destroy(pthread_mutex_t *m)
 		return EINVAL;
 	if (w->kind & MK_PSHARED)
 		return __weft_pmutex_destroy(m);
-	if (w->owner || w->waiters.head)
+	if (mutex_held(w) || w->waiters.head)
 		return EBUSY;
 	return 0;
 }

@@ -49,7 +49,15 @@ struct wmutex {
 	struct waitq waiters;         /* 8 */
 	int kind;                     /* 16: glibc __kind */
 	uint32_t count;               /* 20: recursive re-locks beyond the first */
-	struct wmutex *rnext, *rprev; /* 24, 32: owner's robust list (glibc __list) */
+	union {
+		struct {
+			struct wmutex *rnext, *rprev;   /* 24, 32: owner's held list (glibc __list) */
+		};
+		/* Under M:N a default mutex (kind 0, never on a held list) has
+		 * its lock word here: 0 free, 1 held, 2 held and maybe waited
+		 * for (mutex.c, "M:N").  0 in M:1, which never looks at it. */
+		uint32_t lockw;
+	};
 };
 _Static_assert(sizeof(struct wmutex) == sizeof(pthread_mutex_t), "mutex size");
 _Static_assert(offsetof(struct wmutex, kind) == offsetof(pthread_mutex_t, __data.__kind),
@@ -67,6 +75,9 @@ int __weft_mutex_acquire(struct wmutex *w, struct ut *self, int64_t deadline) HI
 /* Release fully (recursion count ignored) by its owner; wakes the next
  * owner without switching to it when `preempt` is false. */
 void __weft_mutex_release(struct wmutex *w, bool preempt) HIDDEN;
+/* Is w held?  If so, mark it waited for (M:N's lock word, mutex.c), so
+ * that waiters moved onto it (cond.c) are handed it.  Runtime lock. */
+bool __weft_mutex_mark_waited(struct wmutex *w) HIDDEN;
 
 /* The owner's held list — its robust and protocol mutexes (robust.c says
  * what it is for), threaded through the mutexes' rnext/rprev words. */

@@ -22,12 +22,23 @@ static long futex(uint32_t *addr, int op, uint32_t val, const struct timespec *t
 static uint32_t word, word2;
 static int woken;
 
+/* The count of woken waiters (or their bits), read as the wakers wrote it. */
+static int woken_now(void) { return __atomic_load_n(&woken, __ATOMIC_ACQUIRE); }
+
+/* Wait (bounded by 5 s, not timed: the machine may be loaded) until the
+ * woken waiters have run; on several VPs they run elsewhere meanwhile. */
+static void await_woken(int want)
+{
+	for (int i = 0; i < 5000 && woken_now() != want; i++)
+		usleep(1000);
+}
+
 static void *waiter(void *arg)
 {
 	int op = (int)(intptr_t)arg;
 	long r = futex(&word, op, 0, NULL, NULL, FUTEX_BITSET_MATCH_ANY);
 	CHECK_EQ(r, 0);
-	woken++;
+	__atomic_fetch_add(&woken, 1, __ATOMIC_RELEASE);
 	return NULL;
 }
 
@@ -38,6 +49,7 @@ static void spawn(pthread_t *t, int n, int op)
 {
 	for (int i = 0; i < n; i++)
 		CHECK_OK(pthread_create(&t[i], NULL, waiter, (void *)(intptr_t)op));
+	test_settle();                /* every one parked (several VPs: elsewhere too) */
 	usleep((op & FUTEX_PRIVATE_FLAG) ? 1000 : 20000);
 }
 
@@ -53,11 +65,12 @@ static void test_wait_wake_counts(int wait_op, int wake_op)
 	word = 0;
 	woken = 0;
 	spawn(t, 3, wait_op);
-	CHECK_EQ(woken, 0);
+	CHECK_EQ(woken_now(), 0);
 	word = 1;
 	CHECK_EQ(futex(&word, wake_op, 2, NULL, NULL, FUTEX_BITSET_MATCH_ANY), 2);
-	usleep(1000);
-	CHECK_EQ(woken, 2);
+	await_woken(2);
+	usleep(1000);                 /* and no third */
+	CHECK_EQ(woken_now(), 2);
 	CHECK_EQ(futex(&word, wake_op, 10, NULL, NULL, FUTEX_BITSET_MATCH_ANY), 1);
 	join(t, 3);
 	CHECK_EQ(woken, 3);
@@ -109,7 +122,7 @@ static void *bit_waiter(void *arg)
 {
 	uint32_t bits = (uint32_t)(uintptr_t)arg;
 	CHECK_EQ(futex(&word, FUTEX_WAIT_BITSET_PRIVATE, 0, NULL, NULL, bits), 0);
-	woken |= (int)bits;
+	__atomic_fetch_or(&woken, (int)bits, __ATOMIC_RELEASE);
 	return NULL;
 }
 
@@ -120,7 +133,7 @@ static void test_bitsets(void)
 	woken = 0;
 	CHECK_OK(pthread_create(&a, NULL, bit_waiter, (void *)1));
 	CHECK_OK(pthread_create(&b, NULL, bit_waiter, (void *)2));
-	usleep(1000);
+	test_settle();
 	CHECK_EQ(futex(&word, FUTEX_WAKE_BITSET_PRIVATE, 10, NULL, NULL, 2), 1);
 	CHECK_OK(pthread_join(b, NULL));
 	CHECK_EQ(woken, 2);
