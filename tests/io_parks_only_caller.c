@@ -94,36 +94,20 @@ static void *caller(void *arg)
 	return NULL;
 }
 
-static void fill_socket(int fd)
-{
-	int fl = fcntl(fd, F_GETFL);
-	fcntl(fd, F_SETFL, fl | O_NONBLOCK);
-	while (send(fd, buf, sizeof buf, 0) > 0)
-		;
-	fcntl(fd, F_SETFL, fl);
-}
-
-static void drain_socket(int fd)
-{
-	int fl = fcntl(fd, F_GETFL);
-	fcntl(fd, F_SETFL, fl | O_NONBLOCK);
-	while (recv(fd, buf, sizeof buf, 0) > 0)
-		;
-	fcntl(fd, F_SETFL, fl);
-}
-
-static void fill_pipe(int fd)
+/* Fill a socket or pipe to the last byte of room / empty it, without
+ * blocking (O_NONBLOCK for the while). */
+static void fill(int fd)
 {
 	int fl = fcntl(fd, F_GETFL);
 	fcntl(fd, F_SETFL, fl | O_NONBLOCK);
 	while (write(fd, buf, sizeof buf) > 0)
 		;
-	while (write(fd, buf, 1) > 0)          /* the last bytes of room */
+	while (write(fd, buf, 1) > 0)
 		;
 	fcntl(fd, F_SETFL, fl);
 }
 
-static void drain_pipe(int fd)
+static void drain(int fd)
 {
 	int fl = fcntl(fd, F_GETFL);
 	fcntl(fd, F_SETFL, fl | O_NONBLOCK);
@@ -143,7 +127,7 @@ static void setup_sockets(void)
 	setsockopt(s[1], SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
 }
 static void setup_dgram(void) { CHECK_OK(socketpair(AF_UNIX, SOCK_DGRAM, 0, s)); }
-static void setup_full(void) { setup_sockets(); fill_socket(s[0]); }
+static void setup_full(void) { setup_sockets(); fill(s[0]); }
 static void setup_listener(void)
 {
 	lst = socket(AF_INET, SOCK_STREAM, 0);
@@ -175,7 +159,7 @@ static void setup_file_and_full(void)
 	CHECK_EQ(write(tmpf, buf, 1000), 1000);
 }
 
-static void setup_full_pipe(void) { setup_pipe(); fill_pipe(p[1]); }
+static void setup_full_pipe(void) { setup_pipe(); fill(p[1]); }
 /* a socket with "hello" to read, and a full pipe to splice it into */
 static void setup_splice_out(void)
 {
@@ -189,7 +173,7 @@ static void setup_tee_out(void)
 	setup_pipe();
 	CHECK_EQ(write(p[1], "hello", 5), 5);
 	CHECK_OK(pipe(q));
-	fill_pipe(q[1]);
+	fill(q[1]);
 }
 /* a terminal in raw mode (a read returns what has come), its master */
 static void setup_tty(void)
@@ -212,21 +196,18 @@ static void setup_eventfd(void)
 }
 
 static void trig_pipe(void) { CHECK_EQ(write(p[1], "hello", 5), 5); }
-static void trig_drain_pipe(void)
+/* what the blocked writer still has to write may need the buffer emptied
+ * again: keep reading until it returns */
+static void drain_until_returned(int fd)
 {
 	while (!returned) {
-		drain_pipe(p[0]);
+		drain(fd);
 		sched_yield();
 	}
-	drain_pipe(p[0]);
+	drain(fd);
 }
-static void trig_drain_q(void)
-{
-	while (!returned) {
-		drain_pipe(q[0]);
-		sched_yield();
-	}
-}
+static void trig_drain_pipe(void) { drain_until_returned(p[0]); }
+static void trig_drain_q(void) { drain_until_returned(q[0]); }
 static void trig_tty(void) { CHECK_EQ(write(ptm, "hello", 5), 5); }
 static void trig_eventfd(void)
 {
@@ -234,16 +215,7 @@ static void trig_eventfd(void)
 	CHECK_EQ(write(efd, &one, sizeof one), (long)sizeof one);
 }
 static void trig_sock(void) { CHECK_EQ(write(s[1], "hello", 5), 5); }
-static void trig_drain(void)
-{
-	/* what the blocked writer still has to write may need the buffer
-	 * emptied again: keep reading until it returns */
-	while (!returned) {
-		drain_socket(s[1]);
-		sched_yield();
-	}
-	drain_socket(s[1]);
-}
+static void trig_drain(void) { drain_until_returned(s[1]); }
 static void trig_connect(void)
 {
 	struct sockaddr_in a;
