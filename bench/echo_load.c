@@ -3,26 +3,29 @@
  * one process, one kernel thread, built against glibc alone (never Weft),
  * so that every server is driven by the same client.
  *
- *   bench-echo-load PORT CONNS CPU WARM_MS WINDOW_MS WINDOWS RESULT_FD
+ *   bench-echo-load PORT CONNS CPU WARM_MS WINDOW_MS WINDOWS RESULT_FD SERVER_PID
+ *   bench-echo-load --burn CGROUP CPU
  *
- * It pins itself to CPU, opens CONNS connections to 127.0.0.1:PORT (at
- * most CONNECT_BATCH in flight, so the listener's backlog never drops a
- * SYN), then runs a closed loop: every connection has one 64-byte request
- * outstanding; when its 64-byte echo is whole, the round trip is recorded
- * and the next request goes out.  After WARM_MS it writes "ready\n" to
- * RESULT_FD (the server samples its memory then), then measures WINDOWS
- * windows of WINDOW_MS, and for each writes one line
+ * It pins itself to CPU (at nice -20 where it may: on a machine shared with
+ * other work the generator must still not be the limit), opens CONNS
+ * connections to 127.0.0.1:PORT (at most CONNECT_BATCH in flight, so the
+ * listener's backlog never drops a SYN), then runs a closed loop: every
+ * connection has one 64-byte request outstanding; when its 64-byte echo
+ * is whole, the round trip is recorded and the next request goes out.
+ * After WARM_MS it writes "ready\n" to RESULT_FD (the server samples its
+ * memory then), then measures WINDOWS windows of WINDOW_MS, and for each
+ * writes one line
  *   "window RPS P50_NS P99_NS REPLIES GEN_CPU_NS CPU_IDLE_NS WALL_NS
  *    SRV_CPU_NS SRV_IDLE_NS\n"
  * (its own CPU time in the window, the idle time of the CPU it runs on as
  * /proc/stat counts it, the window's length, and the same two for the
- * server — its parent, whose CPU clock it reads, and the one CPU the server
- * may run on, -1 when unknown — together they say which side, or other work
- * on the machine, was the limit; sampled here, at the window's edges, so
- * that a server slow to read this pipe does not skew them) and finally
- * "done ENGINE\n".  Every echoed byte is checked against what was sent; a
- * wrong byte, a lost connection or a stall (no reply for 10 s) ends the
- * run with "error WHAT\n" and status 1.
+ * server — process SERVER_PID, whose CPU clock it reads, and the one CPU
+ * the server may run on, -1 when unknown — together they say which side,
+ * or other work on the machine, was the limit; sampled here, at the
+ * window's edges, so that a server slow to read this pipe does not skew
+ * them) and finally "done ENGINE\n".  Every echoed byte is checked
+ * against what was sent; a wrong byte, a lost connection or a stall (no
+ * reply for 10 s) ends the run with "error WHAT\n" and status 1.
  *
  * The generator must cost less per request than the fastest server, or it
  * is what the rows measure.  On loopback much of a request's kernel work is
@@ -41,6 +44,10 @@
  *          outstanding and the read asks for every byte still due).
  * Both keep the issue's model: one 64-byte request outstanding per
  * connection, every request a round trip of its own.
+ *
+ * With --burn it is the other half of the server's CPU share (fam_echo.c,
+ * cpu_share.h): it joins cgroup CGROUP, pins itself to CPU and spins, with
+ * no system call, until its parent ends (it gets SIGKILL then).
  *
  * Invariant: the measuring loop allocates nothing, and a request is sent
  * only once the whole echo of the one before it has been checked.
@@ -61,6 +68,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -154,14 +162,14 @@ static struct meter {
 	int64_t *lat;
 } m;
 
-static void meter_start(int cpu, int64_t warm, int64_t window, int windows)
+static void meter_start(int cpu, int64_t warm, int64_t window, int windows, pid_t server)
 {
 	m.cpu = cpu;
 	m.srv_cpu = -1;
-	if (clock_getcpuclockid(getppid(), &m.srv_clock) != 0)
+	if (clock_getcpuclockid(server, &m.srv_clock) != 0)
 		m.srv_clock = CLOCK_PROCESS_CPUTIME_ID;   /* then the column is the generator's own: visibly wrong */
 	cpu_set_t srv;
-	if (sched_getaffinity(getppid(), sizeof srv, &srv) == 0 && CPU_COUNT(&srv) == 1)
+	if (sched_getaffinity(server, sizeof srv, &srv) == 0 && CPU_COUNT(&srv) == 1)
 		for (int c = 0; c < CPU_SETSIZE; c++)
 			if (CPU_ISSET(c, &srv))
 				m.srv_cpu = c;
@@ -463,12 +471,46 @@ static void run_uring(struct conn *c, int nconn)
 
 /* ------------------------------------------------------------------ */
 
+static void pin(int cpu)
+{
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (sched_setaffinity(0, sizeof set, &set) != 0)
+		fail("sched_setaffinity");
+}
+
+/* The burner: CPU time the server's share does not use. */
+static int burn(const char *cgroup, int cpu)
+{
+	char path[600];
+	snprintf(path, sizeof path, "%s/cgroup.procs", cgroup);
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0 || write(fd, "0", 1) != 1) {
+		perror(path);
+		return 1;
+	}
+	close(fd);
+	pin(cpu);
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	pid_t parent = getppid();
+	if (parent == 1)
+		return 1;
+	for (volatile unsigned long x = 0;; x++)
+		if (!(x & 0xffffff) && getppid() != parent)
+			return 0;
+}
+
 int main(int argc, char **argv)
 {
-	if (argc != 8) {
-		fprintf(stderr, "usage: %s PORT CONNS CPU WARM_MS WINDOW_MS WINDOWS RESULT_FD\n", argv[0]);
+	if (argc == 4 && !strcmp(argv[1], "--burn"))
+		return burn(argv[2], atoi(argv[3]));
+	if (argc != 9) {
+		fprintf(stderr, "usage: %s PORT CONNS CPU WARM_MS WINDOW_MS WINDOWS RESULT_FD SERVER_PID\n"
+			"       %s --burn CGROUP CPU\n", argv[0], argv[0]);
 		return 2;
 	}
+	pid_t server = (pid_t)atoi(argv[8]);
 	int port = atoi(argv[1]), nconn = atoi(argv[2]), cpu = atoi(argv[3]);
 	int64_t warm = atoll(argv[4]) * 1000000, window = atoll(argv[5]) * 1000000;
 	int windows = atoi(argv[6]);
@@ -476,11 +518,8 @@ int main(int argc, char **argv)
 	const char *want = getenv("BENCH_ECHO_LOAD");
 	bool epoll_only = want && !strcmp(want, "epoll");
 
-	cpu_set_t set;
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	if (sched_setaffinity(0, sizeof set, &set) != 0)
-		fail("sched_setaffinity");
+	pin(cpu);
+	setpriority(PRIO_PROCESS, 0, -20);
 	struct rlimit rl;
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
 		rl.rlim_cur = rl.rlim_max;
@@ -532,7 +571,7 @@ int main(int argc, char **argv)
 		}
 	}
 
-	meter_start(cpu, warm, window, windows);
+	meter_start(cpu, warm, window, windows, server);
 	const char *engine = "epoll";
 	if (!epoll_only && uring_setup()) {
 		engine = "io_uring";

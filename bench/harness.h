@@ -43,7 +43,8 @@ enum unit { U_NS, U_BYTES, U_COUNT };
 /* Rows                                                                */
 
 /* F_EPOLL: bench/run.sh also runs the row on bench-nptl with
- * BENCH_ECHO_SERVER=epoll (the echo rows' hand-written epoll loop).
+ * BENCH_ECHO_SERVER=epoll and =go (the echo rows' hand-written epoll loop
+ * and Go server).
  * F_MN: an M:N row (fam_mn.c): bench/run.sh runs it unpinned on both
  * binaries, and bench-weft measures it in one child process per VP count
  * (WEFT_VPS=1, then 2; BENCH_MN_VPS="1 2 4" to choose), printing each

@@ -5,9 +5,10 @@
 #
 # META: `bench-weft --list` (key|group|unit|flags|label|history).
 # RESULTS: key,backend,status,median,min,max,reps,iters,sw_per_op,note lines
-# with backend weft, nptl, nptl2 (NPTL left free to use every CPU) or epoll
-# (the echo rows' hand-written epoll loop; rows flagged "e" go to a table of
-# their own, with that column and the ratios to it), or weft-vpN (an M:N
+# with backend weft, nptl, nptl2 (NPTL left free to use every CPU), epoll
+# or go (the echo rows' hand-written epoll loop and Go server; rows flagged
+# "e" go to a table of their own, with those columns and the ratios to
+# them), or weft-vpN (an M:N
 # row measured with WEFT_VPS=N; rows flagged "m" go to a table of their
 # own, a column per VP count, all unpinned), or a peer's tag (bench/peers/:
 # the rows flagged "p" gain a column per peer, in the order of `peers`, then
@@ -198,24 +199,24 @@ function flagged(f,   i) {
 	return 0
 }
 
-# The echo rows: Weft, NPTL and the epoll loop side by side.
+# The echo rows: Weft, NPTL, the epoll loop and Go side by side.
 function echo_table(   i, k, last) {
 	if (!flagged("e"))
 		return
 	print ""
-	print "| echo server | Weft | NPTL | epoll loop | Weft ÷ epoll loop | Weft ÷ NPTL |"
-	print "| --- | ---: | ---: | ---: | ---: | ---: |"
+	print "| echo server | Weft | NPTL | epoll loop | Go (net) | Weft ÷ epoll loop | Weft ÷ NPTL | Weft ÷ Go |"
+	print "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
 	last = ""
 	for (i = 1; i <= nkeys; i++) {
 		k = order[i]
 		if (!index(flags[k], "e"))
 			continue
 		if (group[k] != last) {
-			printf "| **%s** | | | | | |\n", group[k]
+			printf "| **%s** | | | | | | | |\n", group[k]
 			last = group[k]
 		}
-		printf "| %s | %s | %s | %s | %s | %s |\n", label[k], cell(k, "weft"), cell(k, "nptl"),
-			cell(k, "epoll"), quot_cell(k, "epoll"), quot_cell(k, "nptl")
+		printf "| %s | %s | %s | %s | %s | %s | %s | %s |\n", label[k], cell(k, "weft"), cell(k, "nptl"),
+			cell(k, "epoll"), cell(k, "go"), quot_cell(k, "epoll"), quot_cell(k, "nptl"), quot_cell(k, "go")
 	}
 }
 

@@ -12,8 +12,10 @@
 # Each metric runs in its own process (bench-weft / bench-nptl KEY), pinned
 # to CPU 0 so that Weft's one kernel thread and NPTL's threads share one
 # processor; the switch-heavy rows also run NPTL unpinned, as an extra
-# column, and the echo-server rows a third server, bench-nptl's epoll loop
-# (their load generator pins itself to CPU 1).  The M:N rows (flag "m")
+# column, and the echo-server rows two more servers, bench-nptl's epoll
+# loop and Go's net package (their load generator pins itself to CPU 1;
+# the five rows of one server and size share one experiment, kept in
+# BENCH_ECHO_CACHE).  The M:N rows (flag "m")
 # run unpinned on both binaries, and bench-weft prints one line per VP
 # count (backend weft-vpN, from its child processes) before its own.  The
 # rows flagged "p" also run on each peer of bench/peers/peers.list (State
@@ -75,6 +77,11 @@ if [ -n "${ONLY:-}" ]; then
 fi
 
 if [ -n "$quick" ]; then limit=30; else limit=180; fi
+# the echo rows: one experiment per server and connection count, its report
+# kept here for that server's other rows (fam_echo.c)
+export BENCH_ECHO_CACHE=$out/echo-cache
+rm -rf "$BENCH_ECHO_CACHE"
+mkdir -p "$BENCH_ECHO_CACHE"
 pin=()
 pin_note="M:1 rows, NPTL and the peers pinned to CPU 0 with taskset (Go with GOMAXPROCS=1; the M:N rows unpinned)"
 if command -v taskset >/dev/null && taskset -c 0 true 2>/dev/null; then
@@ -193,8 +200,10 @@ while IFS='|' read -r key group unit flags label history env; do
 		run_one nptl2 "$bn" "$key" "${setenv[@]}"
 	fi
 	if [[ $flags == *e* ]]; then
-		# the echo rows' third server: the hand-written epoll loop (fam_echo.c)
+		# the echo rows' other servers: the hand-written epoll loop and Go's
+		# net package (fam_echo.c)
 		run_one epoll "$bn" "$key" env BENCH_ECHO_SERVER=epoll "${pin[@]}"
+		run_one go "$bn" "$key" env BENCH_ECHO_SERVER=go "${pin[@]}"
 	fi
 	if [[ $flags == *p* ]]; then
 		run_peers "$key"

@@ -6,10 +6,17 @@
  * SPLICE_F_NONBLOCK covers only the pipe), so each waits until every end
  * that can be polled is ready, then makes the ordinary call, with
  * SPLICE_F_NONBLOCK added for the pipe ends and the length cut to
- * IO_CHUNK so that a socket end that turns out to have less room than
- * that blocks the VP only while that much drains.  sendfile, which on a
- * blocking socket moves the whole count, goes on chunk by chunk until it
- * has.  A descriptor the program made non-blocking gets the ordinary call.
+ * IO_CHUNK.  An end that is not a pipe (sendfile's output, a socket
+ * spliced to) may still have less room than the call would move: on a
+ * descriptor no other process shares, the call runs with O_NONBLOCK set
+ * for its duration, as connect does (sock.c), and says EAGAIN or a short
+ * count instead of waiting; on a shared one the ordinary call blocks the
+ * VP until room comes (the reader may be a UT of this process, which then
+ * runs only after Weft's tick or the monitor ends the wait: docs/io.md,
+ * Limits).  sendfile, which on a blocking socket moves the whole count,
+ * goes on chunk by chunk until it has, or the input ends, or a program's
+ * signal handler ran.  A descriptor the program made non-blocking gets
+ * the ordinary call.
  * glibc does not make these cancellation points, and neither does Weft;
  * a signal handler run for the waiting UT ends them with EINTR (or the
  * count moved so far), as Linux's own do.
@@ -18,6 +25,7 @@
 
 #include <fcntl.h>
 #include <sys/sendfile.h>
+#include <sys/stat.h>
 
 #define IO_CHUNK (64 * 1024)
 
@@ -60,6 +68,44 @@ static enum io_wake both_ready(int in, bool win, int out, bool wout)
 	}
 }
 
+/* O_NONBLOCK on an end for one call (nb_on, the call, nb_off): only on
+ * one that waits, is not a pipe (SPLICE_F_NONBLOCK covers those) and no
+ * other process shares; fl < 0 when nothing was set. */
+struct nb_end {
+	int fd;
+	long fl;
+};
+
+static void nb_on(struct nb_end *e, int fd, struct io_fd *f, bool wait)
+{
+	e->fd = fd;
+	e->fl = -1;
+	if (!wait || !f || !__weft_io_fd_local(f) || !(f->flags & F_SOCKET) || __weft_io_must_block())
+		return;
+	long fl = io_sys2(SYS_fcntl, fd, F_GETFL);
+	if (fl < 0 || (fl & O_NONBLOCK))
+		return;
+	if (io_sys3(SYS_fcntl, fd, F_SETFL, fl | O_NONBLOCK) == 0)
+		e->fl = fl;
+}
+
+static void nb_off(const struct nb_end *e)
+{
+	if (e->fl >= 0)
+		io_sys3(SYS_fcntl, e->fd, F_SETFL, e->fl);
+}
+
+/* sendfile's regular-file input is at its end (a short count may also be
+ * the output's room, or a signal: only the file's size tells). */
+static bool file_at_end(int in, const off_t *off)
+{
+	struct stat st;
+	if (io_sys2(SYS_fstat, in, &st) != 0 || !S_ISREG(st.st_mode))
+		return true;                          /* not a file whose end can be told: as before */
+	long pos = off ? (long)*off : io_sys3(SYS_lseek, in, 0, SEEK_CUR);
+	return pos < 0 || pos >= st.st_size;
+}
+
 static long do_sendfile(int out, int in, off_t *off, size_t count)
 {
 	struct io_fd *fo, *fi;
@@ -75,12 +121,25 @@ static long do_sendfile(int out, int in, off_t *off, size_t count)
 			break;
 		}
 		size_t n = count - done < IO_CHUNK ? count - done : IO_CHUNK;
+		uint64_t caught = __weft_io_caught();
+		struct nb_end e;
+		nb_on(&e, out, fo, wout);
 		r = io_sys4(SYS_sendfile, out, in, off, n);
+		nb_off(&e);
+		if (r == -EAGAIN && e.fl >= 0)
+			continue;                     /* no room after all: wait for it */
 		if (r <= 0)
 			break;
 		done += (size_t)r;
-		if ((size_t)r < n && !(fi && fi->kind != K_PASS))
-			break;                        /* end of the file */
+		if ((size_t)r == n)
+			continue;
+		/* short: the output's room (O_NONBLOCK), Weft's tick or the
+		 * monitor cutting a blocked chunk, a program's handler, or the
+		 * input's end */
+		if (__weft_io_caught() != caught)
+			break;                        /* a handler ran: the count so far, as Linux */
+		if (!(fi && fi->kind != K_PASS) && file_at_end(in, off))
+			break;
 	}
 	return done ? (long)done : r;
 }
@@ -109,8 +168,11 @@ EXPORT ssize_t splice(int in, loff_t *off_in, int out, loff_t *off_out, size_t l
 		enum io_wake how = both_ready(in, win, out, wout);
 		if (how != IO_WOKEN)
 			return io_ret(-EINTR);
+		struct nb_end e;
+		nb_on(&e, out, fo, wout);
 		long r = io_sys6(SYS_splice, in, off_in, out, off_out, len < IO_CHUNK ? len : IO_CHUNK,
 				 flags | SPLICE_F_NONBLOCK);
+		nb_off(&e);
 		if (r != -EAGAIN)
 			return io_ret(r);
 	}
