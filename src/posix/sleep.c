@@ -20,9 +20,15 @@ static int sleep_until(int64_t deadline)
 		__weft_yield();
 		return 0;
 	}
+	struct ut *self = __weft_self();
+	uint64_t parks = __weft_vp()->stat.parks;
 	int r = __weft_park_cancellable(NULL, deadline, WAIT_SLEEP, NULL);
 	if (r == ECANCELED)
 		__weft_cancel_act();
+	/* the deadline passed between the look above and the park's own (the
+	 * process was off the CPU meanwhile): the sleep still gives way */
+	if (r == ETIMEDOUT && self == __weft_self() && __weft_vp()->stat.parks == parks)
+		__weft_yield();
 	return r == EINTR ? EINTR : 0;
 }
 

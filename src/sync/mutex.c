@@ -312,32 +312,20 @@ static int lock_slow(struct wmutex *w, clockid_t clk, const struct timespec *abs
 	return wait_for(w, self, deadline);
 }
 
-/* M:N: may a call take its lock-free path, without entering Weft?  On
- * the VP (no takeover under way, on the running UT's stack) with nothing
- * due at the epilogue, which such a call would have run (a deferred
- * tick or signal, a debug scheduler's switch point, a cancel). */
-static inline __attribute__((always_inline)) struct ut *mn_fast_self(void)
-{
-	struct vp *vp = __weft_vp();
-	if (unlikely(vp->exit_hook) || __weft_where(vp) != WHERE_VP)
-		return NULL;
-	return vp->cur;
-}
-
-static __attribute__((noinline)) bool mn_lock_fast(struct wmutex *w)
+static inline __attribute__((always_inline)) bool mn_lock_fast(struct wmutex *w)
 {
 	struct ut *self;
-	if (!w || w->kind != 0 || w->owner || !(self = mn_fast_self()) || !lockw_cas(w, 0, 1))
+	if (!w || w->kind != 0 || w->owner || !(self = __weft_mn_fast_self()) || !lockw_cas(w, 0, 1))
 		return false;
 	w->owner = self;
 	WEFT_HB_ACQUIRE(w);
 	return true;
 }
 
-static __attribute__((noinline)) bool mn_unlock_fast(struct wmutex *w)
+static inline __attribute__((always_inline)) bool mn_unlock_fast(struct wmutex *w)
 {
 	struct ut *self;
-	if (!w || w->kind != 0 || !(self = mn_fast_self()) || w->owner != self)
+	if (!w || w->kind != 0 || !(self = __weft_mn_fast_self()) || w->owner != self)
 		return false;
 	WEFT_HB_RELEASE(w);
 	w->owner = NULL;
@@ -348,14 +336,23 @@ static __attribute__((noinline)) bool mn_unlock_fast(struct wmutex *w)
 	return false;
 }
 
+/* M:N: the lock-free path, else the whole call under the runtime lock. */
+static __attribute__((noinline)) int mn_mutex_lock(pthread_mutex_t *m)
+{
+	if (mn_lock_fast(wmutex_of(m)))
+		return 0;
+	WEFT_CALL();
+	WEFT_RETURN_LOCK(__weft_hb_got(m, lock_slow(wmutex_of(m), CLOCK_REALTIME, NULL, false)));
+}
+
 EXPORT WEFT_HOT_ENTRY int pthread_mutex_lock(pthread_mutex_t *m)
 {
-	if (unlikely(__weft_mn) && mn_lock_fast(wmutex_of(m)))
-		return 0;
+	if (unlikely(__weft_mn))
+		return mn_mutex_lock(m);
 	WEFT_CALL();
 	struct wmutex *w = wmutex_of(m);
 	struct ut *self = __weft_self();
-	if (likely(w && w->kind == 0 && !w->owner && self && !__weft_mn)) {
+	if (likely(w && w->kind == 0 && !w->owner && self)) {
 		w->owner = self;
 		WEFT_HB_ACQUIRE(m);
 		WEFT_RETURN_LOCK(0);
@@ -419,14 +416,23 @@ static int unlock_slow(struct wmutex *w)
 	return 0;
 }
 
-EXPORT WEFT_HOT_ENTRY int pthread_mutex_unlock(pthread_mutex_t *m)
+static __attribute__((noinline)) int mn_mutex_unlock(pthread_mutex_t *m)
 {
-	if (unlikely(__weft_mn) && mn_unlock_fast(wmutex_of(m)))
+	if (mn_unlock_fast(wmutex_of(m)))
 		return 0;
 	WEFT_CALL();
 	WEFT_HB_RELEASE(m);
+	return unlock_slow(wmutex_of(m));
+}
+
+EXPORT WEFT_HOT_ENTRY int pthread_mutex_unlock(pthread_mutex_t *m)
+{
+	if (unlikely(__weft_mn))
+		return mn_mutex_unlock(m);
+	WEFT_CALL();
+	WEFT_HB_RELEASE(m);
 	struct wmutex *w = wmutex_of(m);
-	if (likely(w && w->kind == 0 && !w->waiters.head && !__weft_mn)) {
+	if (likely(w && w->kind == 0 && !w->waiters.head)) {
 		w->owner = NULL;
 		return 0;
 	}

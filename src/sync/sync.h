@@ -20,6 +20,19 @@
 
 #include <semaphore.h>
 
+/* M:N (mn.c): may a call take an object's lock-free path, without
+ * entering Weft (and so without the runtime lock)?  Its running UT if so:
+ * on the VP (no takeover under way, on the running UT's stack) and nothing
+ * due at the epilogue, which such a call would have run (a deferred tick
+ * or signal, a debug scheduler's switch point, an armed cancel). */
+static inline __attribute__((always_inline)) struct ut *__weft_mn_fast_self(void)
+{
+	struct vp *vp = __weft_vp();
+	if (unlikely(vp->exit_hook) || __weft_where(vp) != WHERE_VP)
+		return NULL;
+	return vp->cur;
+}
+
 /* ---- mutex (pthread_mutex_t, 40 bytes) ---- */
 
 /* Kind word: glibc's type values in the low bits, glibc's robust and
