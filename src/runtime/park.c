@@ -99,6 +99,17 @@ static inline __attribute__((always_inline)) int park(struct waitq *q, int64_t d
 	struct ut *self = vp->cur;
 	if (unlikely(vp->noswitch_set) && self->state != UT_RUNNING)
 		return park_while_parked(deadline, release);
+	/* An asynchronous cancel armed while it ran its own code on another
+	 * VP (M:N: pthread_cancel found it running, not parked) acts before
+	 * it blocks, as the request would have woken it parked (M:1 never
+	 * gets here armed: the epilogue it returned through acted) */
+	if (unlikely(self->cancel & CANCEL_ARMED)) {
+		if (release)
+			__weft_unlock(release);
+		if (self->cancel_point == CP_NONE)
+			__weft_hooks.cancel_act();
+		return ECANCELED;
+	}
 	if (deadline >= 0) {
 		if (deadline <= __weft_now()) {
 			if (release)
