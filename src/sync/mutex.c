@@ -53,20 +53,26 @@
  *   - the lock word decides who holds it; `owner` follows it (stored by
  *     the new holder right after its CAS, cleared by the holder right
  *     before its release), so under M:N a kind-0 mutex is held iff
- *     owner != NULL || lockw != 0 (a mutex locked before the VPs started
- *     has an owner and lockw 0 — M:1 never writes the word — and is held);
+ *     owner != NULL || lockw != 0;
+ *   - M:1 keeps the word too, by plain stores (1 held, 0 free; nobody else
+ *     reads it then), so that a mutex locked before the VPs started is in
+ *     the state M:N expects: lockw is never 0 while a kind-0 mutex is held.
+ *     (An earlier version left it 0 there and let a waiter mark an "old
+ *     lock" 0 -> 2 when it saw an owner; but a waiter that read 0, then
+ *     the owner of a fast lock taken and released meanwhile, marked a free
+ *     mutex 2 and parked on it for good — mn_counters_exact's hang);
  *   - the fast lock is CAS(0 -> 1), tried only when owner is NULL;
  *   - the fast unlock (by the owner) clears owner and CASes 1 -> 0;
- *     any other value (2: a waiter marked it; 0: locked before the VPs
- *     started) puts owner back and takes the slow path;
+ *     any other value (2: a waiter marked it) puts owner back and takes
+ *     the slow path;
  *   - everything else holds the runtime lock: a UT that must wait marks
- *     the word 2 (1 -> 2 or, for an old lock, 0 -> 2; a 0 with no owner
- *     means it is free: take it) before it parks, so the holder's fast
- *     unlock fails and its slow unlock, which needs the runtime lock the
- *     waiter holds until it is queued, finds it queued; a hand-off or a
- *     take under the lock sets 2 if waiters are left, else 1; a release
- *     with no waiter stores 0; a condition that moves waiters onto a
- *     held mutex marks it 2 first, and wakes instead if it became free.
+ *     the word 2 (1 -> 2; a 0 means it is free: take it) before it parks,
+ *     so the holder's fast unlock fails and its slow unlock, which needs
+ *     the runtime lock the waiter holds until it is queued, finds it
+ *     queued; a hand-off or a take under the lock sets 2 if waiters are
+ *     left, else 1; a release with no waiter stores 0; a condition that
+ *     moves waiters onto a held mutex marks it 2 first, and wakes instead
+ *     if it became free.
  * Acquire and release ordering: the CAS that takes (acquire), the CAS or
  * store that frees (release); the runtime lock orders the rest.  M:1 is
  * unchanged: the branch on __weft_mn is the only cost.
@@ -79,6 +85,8 @@ static inline int mutex_type(const struct wmutex *w) { return w->kind & MK_TYPE_
 
 /* ---- M:N's lock word (the header's rules) ---- */
 
+/* Does this mutex keep the word (both modes)?  Does M:N's protocol use it? */
+static inline bool lockw_kept(const struct wmutex *w) { return w->kind == 0; }
 static inline bool lockw_used(const struct wmutex *w) { return __weft_mn && w->kind == 0; }
 
 static inline bool lockw_cas(struct wmutex *w, uint32_t from, uint32_t to)
@@ -96,8 +104,12 @@ static inline bool mutex_held(const struct wmutex *w)
  * False when a fast-path holder has it (its owner store not yet seen). */
 static inline bool lockw_claim(struct wmutex *w)
 {
-	if (!lockw_used(w))
+	if (!lockw_kept(w))
 		return true;
+	if (!__weft_mn) {
+		w->lockw = 1;
+		return true;
+	}
 	return lockw_cas(w, 0, w->waiters.head ? 2 : 1);
 }
 
@@ -112,7 +124,7 @@ bool __weft_mutex_mark_waited(struct wmutex *w)
 		uint32_t v = __atomic_load_n(&w->lockw, __ATOMIC_ACQUIRE);
 		if (v == 2)
 			return true;
-		if (v == 0 && !w->owner)
+		if (v == 0)
 			return false;
 		if (lockw_cas(w, v, 2))
 			return true;
@@ -123,7 +135,7 @@ bool __weft_mutex_mark_waited(struct wmutex *w)
  * releasing what the holder did. */
 static inline void lockw_set(struct wmutex *w, bool held)
 {
-	if (lockw_used(w))
+	if (lockw_kept(w))
 		__atomic_store_n(&w->lockw, held ? (w->waiters.head ? 2 : 1) : 0, __ATOMIC_RELEASE);
 }
 
@@ -267,7 +279,7 @@ static inline __attribute__((always_inline)) void release(struct wmutex *w, bool
 	}
 	/* handed over: 2 if more wait behind it.  Before the unpark, which
 	 * may switch to next at once, and next may unlock before we go on */
-	if (lockw_used(w))
+	if (lockw_kept(w))
 		__atomic_store_n(&w->lockw, next->q_next != next ? 2 : 1, __ATOMIC_RELEASE);
 	if (w->kind & MK_ROBUST)
 		__weft_held_link(w, next);
@@ -332,7 +344,7 @@ static inline __attribute__((always_inline)) bool mn_unlock_fast(struct wmutex *
 	uint32_t held = 1;
 	if (__atomic_compare_exchange_n(&w->lockw, &held, 0, false, __ATOMIC_RELEASE, __ATOMIC_RELAXED))
 		return true;
-	w->owner = self;                  /* waited for (or an old lock): the slow way */
+	w->owner = self;                  /* waited for: the slow way */
 	return false;
 }
 
@@ -354,6 +366,7 @@ EXPORT WEFT_HOT_ENTRY int pthread_mutex_lock(pthread_mutex_t *m)
 	struct ut *self = __weft_self();
 	if (likely(w && w->kind == 0 && !w->owner && self)) {
 		w->owner = self;
+		w->lockw = 1;             /* for M:N, should it start later */
 		WEFT_HB_ACQUIRE(m);
 		WEFT_RETURN_LOCK(0);
 	}
@@ -434,6 +447,7 @@ EXPORT WEFT_HOT_ENTRY int pthread_mutex_unlock(pthread_mutex_t *m)
 	struct wmutex *w = wmutex_of(m);
 	if (likely(w && w->kind == 0 && !w->waiters.head)) {
 		w->owner = NULL;
+		w->lockw = 0;
 		return 0;
 	}
 	return unlock_slow(w);

@@ -20,17 +20,22 @@
 enum { ROUNDS = 24 };
 
 static volatile int arrived, forked_flag;
+static int vps;
 static volatile pid_t child;
 static volatile pid_t fork_tid, wait_tid;
 
 /* Both UTs spin until both have arrived: with two VPs they then run at
- * once, on two kernel threads. */
+ * once, on two kernel threads.  With one VP the spinner yields so that the
+ * other can arrive; with two it does not (a yield would let both meet on one
+ * VP before the second VP's kernel thread has woken, which on a loaded
+ * machine happened in every round), and the spin is bounded so that a VP
+ * that never comes still ends the test. */
 static void meet(void)
 {
 	__atomic_add_fetch(&arrived, 1, __ATOMIC_SEQ_CST);
-	for (long i = 0; i < 200000000 && __atomic_load_n(&arrived, __ATOMIC_SEQ_CST) < 2; i++)
-		if (i % 1024 == 1023)
-			sched_yield();          /* one VP: let the other arrive */
+	for (long i = 0; i < 2000000000L && __atomic_load_n(&arrived, __ATOMIC_SEQ_CST) < 2; i++)
+		if (vps < 2 ? i % 1024 == 1023 : i % (1L << 26) == (1L << 26) - 1)
+			sched_yield();
 }
 
 static void *forker(void *arg)
@@ -81,6 +86,7 @@ int main(void)
 {
 	struct weft_stats s;
 	CHECK_OK(weft_stats_get(&s, sizeof s));
+	vps = (int)s.vps;
 	int apart = 0;
 	for (intptr_t round = 0; round < ROUNDS; round++) {
 		arrived = forked_flag = 0;
