@@ -331,6 +331,16 @@ static size_t msg_total(const struct msghdr *m)
 	return t;
 }
 
+/* A blocking sendmsg whose first `done` bytes are sent (0: none): wait for
+ * room and send the rest, as the kernel's blocking call would (a stream's
+ * message goes whole unless a signal or an error cuts it short). */
+static long sendmsg_rest(int fd, struct io_fd *f, const struct msghdr *msg, int flags, size_t done)
+{
+	struct smsg_ctx x = { msg, msg_total(msg), done, flags, f->kind == K_STREAM };
+	long r = __weft_io_run(fd, f, IO_OUT, false, -2, smsg_try, &x);
+	return (r == -EAGAIN || r == -EINTR) && x.done ? (long)x.done : r;
+}
+
 static long do_sendmsg(int fd, struct io_fd *f, const struct msghdr *msg, int flags)
 {
 	long r = io_sys3(SYS_sendmsg, fd, msg, flags | MSG_DONTWAIT);
@@ -339,10 +349,7 @@ static long do_sendmsg(int fd, struct io_fd *f, const struct msghdr *msg, int fl
 	size_t total = r > 0 ? msg_total(msg) : 0;
 	if (likely(r >= 0 ? (size_t)r >= total : r != -EAGAIN))
 		return r;
-	struct smsg_ctx x = { msg, r > 0 ? total : msg_total(msg), r > 0 ? (size_t)r : 0, flags,
-			      f->kind == K_STREAM };
-	r = __weft_io_run(fd, f, IO_OUT, false, -2, smsg_try, &x);
-	return (r == -EAGAIN || r == -EINTR) && x.done ? (long)x.done : r;
+	return sendmsg_rest(fd, f, msg, flags, r > 0 ? (size_t)r : 0);
 }
 
 /* Descriptors sent with SCM_RIGHTS are shared with the receiver from now. */
@@ -389,6 +396,19 @@ EXPORT int sendmmsg(int fd, struct mmsghdr *vec, unsigned vlen, int flags)
 	if (r < 0 && r != -EAGAIN)
 		return (int)io_ret(r);
 	unsigned done = r > 0 ? (unsigned)r : 0;
+	/* a stream's last message may have gone in part (the room ran out
+	 * mid-message): a blocking call would have sent the rest of it */
+	if (done && f->kind == K_STREAM) {
+		struct mmsghdr *last = &vec[done - 1];
+		size_t total = msg_total(&last->msg_hdr);
+		if (last->msg_len < total) {
+			long s = sendmsg_rest(fd, f, &last->msg_hdr, flags, last->msg_len);
+			if (s > 0)
+				last->msg_len = (unsigned)s;
+			if (s < 0 || (size_t)s < total)
+				return (int)done;   /* cut short: the count so far */
+		}
+	}
 	/* the rest one at a time, each as a blocking sendmsg (the kernel's
 	 * sendmmsg is a loop of them too) */
 	while (done < vlen) {
