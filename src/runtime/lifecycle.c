@@ -36,6 +36,12 @@ void __weft_ut_exit(void *retval)
 	__weft_hooks.ut_exiting(self);
 	__weft_tls_detach(self);
 	__weft_sig_gone(self);
+	/* M:N: a destructor that parked (a contended mutex in free()) may
+	 * have resumed self on another VP; the stack hand-off below is the
+	 * VP's it leaves now (an exiting pointer left on the VP it ran on
+	 * before was overwritten by that VP's next exit: a UT for ever
+	 * EXITING, its joiner parked for good) */
+	vp = __weft_vp();
 	self->retval = retval;
 	WEFT_HB_RELEASE(self);                /* its life happens before its join */
 	__weft_wake_all_nopreempt(&self->joinq, 0);
