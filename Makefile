@@ -38,9 +38,8 @@ test-release: build
 	cd build && ctest --output-on-failure -j $(JOBS)
 
 # The suite again on two virtual processors (M:N, docs/mn.md), but the
-# tests labelled one-vp (they check one processor's behaviour, or the
-# monitor, which stage 1 runs with one VP only) and mn-open (M:N defects
-# still open, listed in docs/mn.md).
+# tests labelled one-vp (they check one processor's behaviour) and
+# mn-open (M:N defects still open, listed in docs/mn.md).
 test-vps2: build
 	cd build && WEFT_VPS=2 ctest --output-on-failure -j $(JOBS) -LE 'one-vp|mn-open'
 

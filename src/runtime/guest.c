@@ -99,7 +99,12 @@ uint8_t __weft_guest_enter(void)
 		head = __atomic_load_n(&vp->inbox, __ATOMIC_RELAXED);
 		x->q_next = head;
 	} while (!__atomic_compare_exchange_n(&vp->inbox, &head, x, false, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED));
-	__weft_preempt_kick(vp);
+	/* M:N: any VP may take it (its own may be stuck in a call Weft
+	 * does not know blocks: mn.c) */
+	if (__weft_mn)
+		__weft_mn_kick_all();
+	else
+		__weft_preempt_kick(vp);
 	while (!__atomic_load_n(&k->gift, __ATOMIC_ACQUIRE))
 		__weft_raw_syscall6(SYS_futex, (long)&k->gift, FUTEX_WAIT | FUTEX_PRIVATE_FLAG, 0, 0, 0, 0);
 	/* the VP is F's: the carrier that lent it made G the running UT */
@@ -183,6 +188,17 @@ void __weft_guest_switch(struct vp *vp, struct ut *prev, struct ut *next)
 	} else {
 		__weft_kt_give_and_wait(me, to, next);
 	}
+}
+
+void __weft_guest_idle(struct vp *vp)
+{
+	struct kt *me = vp->carrier;
+	struct kt *to = __weft_kt_spare_get();
+	if (!to)
+		__weft_die("no kernel thread to carry a VP while a foreign thread waits "
+			   "(WEFT_MAX_KTHREADS)");
+	__weft_cur_set(vp, NULL);
+	__weft_kt_give_and_wait(me, to, NULL);
 }
 
 bool __weft_guest_leave(void)

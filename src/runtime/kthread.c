@@ -229,9 +229,13 @@ static __attribute__((noreturn)) void home_loop(struct kt *k, bool promised)
 		}
 		if (k->lend_to) {
 			/* the carrier chose a guest UT, which only its own kernel
-			 * thread runs (guest.c) */
+			 * thread runs (guest.c).  The VP is let go here, on home's
+			 * stack, not on the UT's that chose it: under M:N another
+			 * VP may run that UT as soon as the lock is free, and its
+			 * registers are saved only once k has left its stack */
 			struct kt *to = k->lend_to;
 			k->lend_to = NULL;
+			__weft_kt_let_go(k, true);
 			__weft_kt_give(to);
 		}
 		/* a guest's kernel thread waits off the list: only its UT's
@@ -286,7 +290,6 @@ void __weft_kt_lend_from(struct kt *k, struct ut *prev)
 	 * off the VP), it resumes the UT from there */
 	next->guest_kt->resume = next;
 	home_tp(k);
-	__weft_kt_let_go(k, true);
 	__weft_san_leave(prev, &k->home);
 	__weft_switch(&prev->sp, k->home.sp);
 	/* prev runs again: some carrier chose it and switched to it here */
@@ -295,8 +298,10 @@ void __weft_kt_lend_from(struct kt *k, struct ut *prev)
 void __weft_kt_give_and_wait(struct kt *k, struct kt *to, struct ut *run)
 {
 	to->resume = run;
-	__weft_kt_let_go(k, false);
+	/* cleared while the VP is held: once it is let go, another VP may
+	 * choose k's guest and give k the VP at once */
 	__atomic_store_n(&k->gift, 0, __ATOMIC_RELAXED);
+	__weft_kt_let_go(k, false);
 	__weft_kt_give(to);
 	while (!__atomic_load_n(&k->gift, __ATOMIC_ACQUIRE))
 		futex(&k->gift, FUTEX_WAIT, 0);

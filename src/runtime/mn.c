@@ -259,6 +259,38 @@ void __weft_mn_readied(struct ut *t)
 		__weft_mn_kick(low);
 }
 
+/*
+ * A VP's inbox is drained by its carrier (handoff.c); under M:N no monitor
+ * takes a VP whose carrier sits in a call Weft does not know blocks
+ * (docs/mn.md), and a UT or a guest queued on that VP's inbox would wait
+ * for the call to end (a guest queues on the VP it last carried, whose
+ * carrier may be joining that very guest's kernel thread).  So every VP
+ * also drains the others' inboxes when it idles and at its tick: such work
+ * runs on whichever VP looks first.  Held lock; the inbox is a stack that
+ * any number of VPs may empty (each exchange takes a disjoint list), and
+ * the counts it settles (offvp) are those of the VP it was queued on.
+ */
+void __weft_mn_inboxes_take(struct vp *self)
+{
+	for (unsigned i = 0; i < __weft_proc.nvps; i++) {
+		struct vp *v = &__weft_vps[i];
+		if (v != self && __atomic_load_n(&v->inbox, __ATOMIC_RELAXED))
+			__weft_inbox_drain_slow(v);
+	}
+}
+
+/* Something was queued on an inbox from off every VP (a guest): a running
+ * VP sees it at its next safe point, an idle one wakes (any of them may
+ * take it). */
+void __weft_mn_kick_all(void)
+{
+	for (unsigned i = 0; i < __weft_proc.nvps; i++) {
+		struct vp *v = &__weft_vps[i];
+		if (!v->gone)
+			__weft_preempt_kick(v);
+	}
+}
+
 void __weft_mn_wake_idle(void)
 {
 	wake_one(__weft_vp());
@@ -285,6 +317,16 @@ void __weft_mn_sleep_end(struct vp *vp)
 	}
 }
 
+bool __weft_mn_inboxes_hold(const struct vp *self)
+{
+	if (__atomic_load_n(&self->inbox, __ATOMIC_RELAXED))
+		return true;
+	for (unsigned i = 0; i < __weft_proc.nvps; i++)
+		if (__atomic_load_n(&__weft_vps[i].inbox, __ATOMIC_RELAXED))
+			return true;
+	return false;
+}
+
 bool __weft_mn_spin(struct vp *vp)
 {
 	struct weft_proc *proc = &__weft_proc;
@@ -294,8 +336,8 @@ bool __weft_mn_spin(struct vp *vp)
 	bool work = false;
 	do {
 		for (int i = 0; i < 64; i++) {
-			if (__atomic_load_n(&__weft_rq.nready, __ATOMIC_RELAXED) ||
-			    __atomic_load_n(&vp->inbox, __ATOMIC_RELAXED) || vp->signals) {
+			if (__atomic_load_n(&__weft_rq.nready, __ATOMIC_RELAXED) || __weft_mn_inboxes_hold(vp) ||
+			    vp->signals) {
 				work = true;
 				break;
 			}

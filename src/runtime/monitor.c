@@ -269,7 +269,14 @@ static void take_over(struct vp *vp, pid_t tid, uint64_t switches, const struct 
 	struct kt *to = monitor_spare();
 	if (!to)
 		goto back_off;
-	/* The VP is the monitor's until the spare takes it. */
+	/* The VP is the monitor's until the spare takes it.  M:N: the other
+	 * VPs read and write the runtime's shared state (X among it: a
+	 * signal, a cancel, a priority change for it) under the runtime
+	 * lock, so the monitor writes under it too; K holds it not (asleep
+	 * outside Weft), and nothing above waits for this VP's BUSY while
+	 * holding it. */
+	if (__weft_mn)
+		__weft_rtl_lock();
 	x->away = 1;
 	WEFT_STATE(x, UT_BLOCKED);
 	x->wait_kind = WAIT_SYSCALL;
@@ -288,7 +295,9 @@ static void take_over(struct vp *vp, pid_t tid, uint64_t switches, const struct 
 	__weft_cur_set(vp, NULL);
 	__atomic_store_n(&vp->tid, 0, __ATOMIC_RELEASE);
 	take_clear_busy(vp, 1);
-	__weft_kt_give(to);
+	if (__weft_mn)
+		__weft_rtl_unlock();              /* the spare takes it with the VP */
+	__weft_kt_give_vp(to, vp);
 	return;
 back_off:
 	take_clear_busy(vp, 0);
@@ -310,10 +319,75 @@ static void kick_away(struct vp *vp)
 		__weft_kt_each(kick_one);
 }
 
+/* What the monitor saw of one VP at its last look. */
+struct watch {
+	struct sample last;
+	pid_t tid;
+	uint64_t switches;
+	bool have;
+};
+
+/* M:N: has a VP other than vp started (had a carrier: its tp0 is set once,
+ * kthread.c's take_vp), and not gone?  Not its tid, which is 0 for the
+ * instant of every handoff. */
+static bool another_vp_carried(const struct vp *vp)
+{
+	unsigned n = __atomic_load_n(&__weft_proc.nvps, __ATOMIC_RELAXED);
+	for (unsigned i = 0; i < n; i++) {
+		const struct vp *o = &__weft_vps[i];
+		if (o != vp && !o->gone && __atomic_load_n(&o->tp0, __ATOMIC_ACQUIRE) != NULL)
+			return true;
+	}
+	return false;
+}
+
+/* One look at vp: a takeover when its carrier sat in the same unwrapped
+ * call at this look and the last. */
+static void look(struct vp *vp, struct watch *w)
+{
+	kick_away(vp);
+	pid_t tid = __atomic_load_n(&vp->tid, __ATOMIC_ACQUIRE);
+	uint64_t switches = __atomic_load_n(&vp->stat.switches, __ATOMIC_RELAXED);
+	struct sample s;
+	/* nobody else to run: neither a second UT nor a request waiting on
+	 * an inbox (a foreign thread's, a UT's back from the kernel) */
+	bool alone = __atomic_load_n(&__weft_proc.live, __ATOMIC_RELAXED) < 2 &&
+		     !__atomic_load_n(&vp->inbox, __ATOMIC_ACQUIRE);
+	if (tid == 0 || vp->idle || vp->in_weft || alone ||
+	    !sample(tid, &s) || !s.asleep || in_weft_code(s.pc)) {
+		w->have = false;
+		return;
+	}
+	/* M:N: a futex wait inside libc is, on a carrier, almost always a
+	 * wait for glibc's own lock (stdio's, the loader's) held by another
+	 * VP's UT — glibc names a VP's UTs as one thread (tls.c, rehome).
+	 * Taking that VP would let its next UT in while the sleeper, once
+	 * woken, runs the lock's critical section away from the VP under the
+	 * same name: two kernel threads inside one FILE (the lock's count
+	 * went to -1 and mn_stdio_putc_locked hung).  Such a wait ends when
+	 * the other VP's UT unlocks, so the VP waits, as in stage 1 — when
+	 * another VP is carried: it runs the rest meanwhile, and takes what
+	 * was queued on this one (mn.c, inbox stealing).  With no other VP
+	 * started yet (one UT, waiting in glibc's pthread_join for a foreign
+	 * thread that needs a VP to end) it is taken as in M:1. */
+	if (__weft_mn && s.nr == SYS_futex && another_vp_carried(vp)) {
+		w->have = false;
+		return;
+	}
+	if (w->have && tid == w->tid && switches == w->switches && alike(&w->last, &s)) {
+		take_over(vp, tid, switches, &s);
+		w->have = false;
+		return;
+	}
+	w->have = true;
+	w->last = s;
+	w->tid = tid;
+	w->switches = switches;
+}
+
 static void *monitor_main(void *arg)
 {
 	(void)arg;
-	struct vp *vp = __weft_vp();
 	on_monitor = true;
 	/* The monitor opens /proc files all the time, and an open takes the
 	 * lowest free descriptor: in the program's table it would take, for
@@ -328,37 +402,16 @@ static void *monitor_main(void *arg)
 	if (spawn.made_ok &&
 	    __weft_raw_syscall6(SYS_close_range, 0, 0xffffffffl, CLOSE_RANGE_UNSHARE, 0, 0, 0) == 0)
 		spawn.on = true;
-	struct sample last = { 0 };
-	pid_t last_tid = 0;
-	uint64_t last_switches = 0;
-	bool have = false;
+	/* every VP (M:N: those not started yet have no carrier, tid 0) */
+	static struct watch watch[WEFT_VPS_MAX];
 	for (;;) {
 		struct timespec ts = { (time_t)(mon.period_ns / 1000000000u), (long)(mon.period_ns % 1000000000u) };
 		uint32_t seen = __atomic_load_n(&mon.wake, __ATOMIC_ACQUIRE);
 		__weft_raw_syscall6(SYS_futex, (long)&mon.wake, FUTEX_WAIT | FUTEX_PRIVATE_FLAG, seen, (long)&ts,
 				    0, 0);
-		kick_away(vp);
-		pid_t tid = __atomic_load_n(&vp->tid, __ATOMIC_ACQUIRE);
-		uint64_t switches = __atomic_load_n(&vp->stat.switches, __ATOMIC_RELAXED);
-		struct sample s;
-		/* nobody else to run: neither a second UT nor a foreign thread's
-		 * request waiting on the inbox */
-		bool alone = __atomic_load_n(&__weft_proc.live, __ATOMIC_RELAXED) < 2 &&
-			     !__atomic_load_n(&vp->inbox, __ATOMIC_ACQUIRE);
-		if (tid == 0 || vp->idle || vp->in_weft || alone ||
-		    !sample(tid, &s) || !s.asleep || in_weft_code(s.pc)) {
-			have = false;
-			continue;
-		}
-		if (have && tid == last_tid && switches == last_switches && alike(&last, &s)) {
-			take_over(vp, tid, switches, &s);
-			have = false;
-			continue;
-		}
-		have = true;
-		last = s;
-		last_tid = tid;
-		last_switches = switches;
+		unsigned n = __atomic_load_n(&__weft_proc.nvps, __ATOMIC_RELAXED);
+		for (unsigned i = 0; i < n; i++)
+			look(&__weft_vps[i], &watch[i]);
 	}
 	return NULL;
 }
@@ -436,12 +489,6 @@ void __weft_monitor_tls_on(void)
 
 void __weft_monitor_start(bool foreign)
 {
-	/* M:N: not yet; each VP's carrier would need sampling (a limit,
-	 * docs/mn.md) */
-	if (__weft_mn) {
-		__atomic_store_n(&__weft_monitor_settled, true, __ATOMIC_RELEASE);
-		return;
-	}
 	start_lock_take();
 	if (!__atomic_load_n(&__weft_monitor_settled, __ATOMIC_ACQUIRE))
 		monitor_start_locked(foreign);

@@ -754,6 +754,8 @@ void __weft_preempted(void)
 	vp->kicked = 0;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	__weft_inbox_drain(vp);
+	if (unlikely(__weft_mn))
+		__weft_mn_inboxes_take(vp);
 	if (__weft_timers_pending())
 		__weft_timers_run(__weft_now());
 	struct ut *cur = vp->cur;

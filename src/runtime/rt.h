@@ -664,6 +664,12 @@ void __weft_mn_readied(struct ut *t) HIDDEN;
 /* A new nearest deadline, or more ready UTs than VPs about to take them:
  * wake a sleeping VP, unless one is already looking for work. */
 void __weft_mn_wake_idle(void) HIDDEN;
+/* Drain the other VPs' inboxes (idle loop, tick): work queued on a VP
+ * whose carrier is stuck in an unknown blocking call runs elsewhere. */
+void __weft_mn_inboxes_take(struct vp *self) HIDDEN;
+bool __weft_mn_inboxes_hold(const struct vp *self) HIDDEN;   /* any VP's inbox non-empty */
+/* Kick every VP: something was queued from off every VP (a guest). */
+void __weft_mn_kick_all(void) HIDDEN;
 /* A ready UT outranks the running one: the VP that runs the lowest
  * priority, if that is not this one (whose UT the caller preempts). */
 struct vp *__weft_mn_lower_vp(struct vp *self) HIDDEN;
@@ -1327,6 +1333,10 @@ extern bool __weft_guests_ok HIDDEN;     /* start-up: guests can be made here */
 /* The switch's seam for guests (sched.c, from switch_to with cur = next
  * already): prev gives the VP to next where one of them is a guest. */
 void __weft_guest_switch(struct vp *vp, struct ut *prev, struct ut *next) HIDDEN;
+/* M:N: the running guest parks and no UT is ready: the VP idles on a
+ * spare (a guest's kernel thread runs nothing but its guest), and the
+ * guest waits until it is chosen again. */
+void __weft_guest_idle(struct vp *vp) HIDDEN;
 /* The inbox held a guest's first request: make its UT (carrier). */
 void __weft_guest_request(struct vp *vp, struct kt *k) HIDDEN;
 /* A guest's handle for pthread_self (any thread). */

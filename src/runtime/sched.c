@@ -135,10 +135,18 @@ static inline void switched_in(struct vp *vp)
 #if WEFT_TSAN
 		void *fiber = __weft_tsan_take(t);   /* ends below, once t is settled */
 #endif
-		if (t->detached)
+		if (t->detached) {
 			__weft_ut_reap(t);
-		else
+		} else {
 			WEFT_STATE(t, UT_ZOMBIE);
+			/* M:N: the VP may have been let go between t's exit
+			 * (which woke its joiner) and here — t gave way to a
+			 * guest, whose kernel thread takes the VP and comes
+			 * here — and a joiner that ran meanwhile on another VP
+			 * saw EXITING and parked again (pthread_join.c) */
+			if (unlikely(t->joinq.head))
+				__weft_wake_all_nopreempt(&t->joinq, 0);
+		}
 #if WEFT_TSAN
 		__weft_tsan_end(fiber);
 #endif
@@ -331,6 +339,8 @@ static int idle(struct vp *vp)
 	bool spun = false;
 	for (;;) {
 		__weft_inbox_drain(vp);
+		if (unlikely(__weft_mn))
+			__weft_mn_inboxes_take(vp);
 		int p = __weft_highest_ready();
 		if (p >= 0)
 			return p;
@@ -357,7 +367,7 @@ static int idle(struct vp *vp)
 		/* a signal deferred since the look above would otherwise wait
 		 * for the next wake-up: the dispatcher bumps `wake` only once
 		 * it sees idle set (signal.c, defer) */
-		if (vp->inbox || vp->signals) {
+		if (vp->inbox || vp->signals || (__weft_mn && __weft_mn_inboxes_hold(vp))) {
 			idle_end(vp);
 			continue;
 		}
@@ -500,6 +510,13 @@ static void mn_idle_switch(struct vp *vp)
 	 * context itself by its switch_to, and read by nobody) */
 	if (unlikely(vp->cpu_acct))
 		__weft_cpu_switch(vp, prev);
+	if (unlikely(prev->guest_kt)) {
+		/* a guest's kernel thread runs nothing but its guest: the VP
+		 * idles on a spare, and the guest waits for its turn */
+		__weft_guest_idle(vp);
+		switched_in(__weft_vp());
+		return;
+	}
 	if (unlikely(__weft_is_copy(prev)))
 		__weft_cs_left(prev);                /* its run stack is free */
 	ctx->tp = NULL;
@@ -581,8 +598,7 @@ void __weft_run_from_home(struct vp *vp, struct ut *home, struct ut *run)
 		next->guest_kt->resume = next;
 		vp->cur_since = vp->async.ticks;
 		vp->stat.switches++;
-		__weft_kt_let_go(vp->carrier, true);
-		return;
+		return;                   /* home_loop lets the VP go and lends it */
 	}
 go:
 	vp->cur_since = vp->async.ticks;
