@@ -330,7 +330,7 @@ struct watch {
 /* M:N: has a VP other than vp started (had a carrier: its tp0 is set once,
  * kthread.c's take_vp), and not gone?  Not its tid, which is 0 for the
  * instant of every handoff. */
-static bool another_vp_carried(const struct vp *vp)
+static bool another_vp_started(const struct vp *vp)
 {
 	unsigned n = __atomic_load_n(&__weft_proc.nvps, __ATOMIC_RELAXED);
 	for (unsigned i = 0; i < n; i++) {
@@ -370,7 +370,7 @@ static void look(struct vp *vp, struct watch *w)
 	 * was queued on this one (mn.c, inbox stealing).  With no other VP
 	 * started yet (one UT, waiting in glibc's pthread_join for a foreign
 	 * thread that needs a VP to end) it is taken as in M:1. */
-	if (__weft_mn && s.nr == SYS_futex && another_vp_carried(vp)) {
+	if (__weft_mn && s.nr == SYS_futex && another_vp_started(vp)) {
 		w->have = false;
 		return;
 	}
