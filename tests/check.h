@@ -44,6 +44,12 @@
 		exit(77);                                                            \
 	} while (0)
 
+/* An address in the calling function's frame, on the stack it runs on.
+ * Not the address of a local: under AddressSanitizer with
+ * detect_stack_use_after_return=1 a local whose address is taken lives on
+ * ASan's fake stack (a heap block), not on the thread's stack. */
+#define TEST_HERE() ((char *)__builtin_frame_address(0))
+
 /* Under ASan/UBSan the tests scale their loop counts down by this factor. */
 #ifdef WEFT_TEST_SANITIZE
 #define TEST_SCALE 10
