@@ -190,8 +190,8 @@ static void *report_self(void *arg)
 	void *addr;
 	size_t sz;
 	CHECK_OK(pthread_attr_getstack(a, &addr, &sz));
-	char here;
-	CHECK((char *)addr < &here && &here < (char *)addr + sz);   /* we run on it */
+	char *here = TEST_HERE();
+	CHECK((char *)addr < here && here < (char *)addr + sz);   /* we run on it */
 	return NULL;
 }
 
@@ -227,8 +227,8 @@ static void test_getattr_np(void)
 	CHECK_OK(pthread_getattr_np(pthread_self(), &got));
 	void *addr;
 	CHECK_OK(pthread_attr_getstack(&got, &addr, &sz));
-	char here;
-	CHECK((char *)addr < &here && &here < (char *)addr + sz);
+	char *here = TEST_HERE();
+	CHECK((char *)addr < here && here < (char *)addr + sz);
 	CHECK_OK(pthread_attr_destroy(&got));
 }
 

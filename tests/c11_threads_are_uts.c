@@ -19,6 +19,7 @@
 #include <threads.h>
 #include <time.h>
 #include <weft.h>
+#include <stdatomic.h>
 
 static mtx_t m;
 static cnd_t c;
@@ -64,7 +65,7 @@ static int usr1_masked(void *arg)
 }
 
 static tss_t key;
-static int dtor_runs;
+static atomic_int dtor_runs;   /* each ending UT's destructor adds to it */
 static void dtor(void *v) { CHECK(v == (void *)&key); dtor_runs++; }
 
 static int uses_tss(void *arg)
@@ -81,7 +82,7 @@ static int once_runs;
 static void init_once(void) { once_runs++; }
 static int calls_once(void *arg) { (void)arg; call_once(&once, init_once); return 0; }
 
-static volatile int spins;
+static atomic_int spins;
 static int spinner(void *arg) { (void)arg; while (!spins) thrd_yield(); return 0; }
 
 int main(void)

@@ -8,9 +8,10 @@
 #include "preempt_test.h"
 #include <sched.h>
 #include <unistd.h>
+#include <stdatomic.h>
 
-static volatile int started, handler_ran;
-static volatile unsigned long spins;
+static atomic_int started, handler_ran;
+static atomic_ulong spins;
 static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
 
 static void on_cancel(void *arg) { handler_ran = 1; }

@@ -9,6 +9,7 @@
 #include <sched.h>
 #include <string.h>
 #include <unistd.h>
+#include <stdatomic.h>
 
 /* glibc's header no longer declares the old ABI; old binaries still use it. */
 void _pthread_cleanup_push_defer(struct _pthread_cleanup_buffer *b, void (*routine)(void *), void *arg);
@@ -68,7 +69,7 @@ static void handlers_innermost_first_then_keys(void)
 
 /* ---- pthread_once ---- */
 static pthread_once_t once = PTHREAD_ONCE_INIT;
-static volatile int init_calls, init_done;
+static atomic_int init_calls, init_done;
 
 static void init_routine(void)
 {

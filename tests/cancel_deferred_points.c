@@ -14,12 +14,13 @@
 #include <semaphore.h>
 #include <time.h>
 #include <unistd.h>
+#include <stdatomic.h>
 
 static pthread_mutex_t em;             /* error-checking: unlock tells who owns it */
 static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
 static sem_t sem;
 static pthread_t sleeper;              /* joined by the join points */
-static volatile int reached, handler_ran, handler_owned_mutex;
+static atomic_int reached, handler_ran, handler_owned_mutex;
 
 static void far_future(clockid_t clk, struct timespec *ts)
 {
@@ -215,7 +216,7 @@ static void cond_wait_relocks_before_handler(void)
 }
 
 /* A cancelled waiter does not consume a signal meant for the others. */
-static volatile int woken;
+static atomic_int woken;
 
 static void *counting_waiter(void *arg)
 {
@@ -253,7 +254,7 @@ static void cancelled_waiter_loses_no_signal(void)
 
 /* Signalled (and moved onto the locked mutex) before the request: the
  * wait completes normally; the request acts at the next point. */
-static volatile int wait_result = -1;
+static atomic_int wait_result = -1;
 
 static void *signalled_waiter(void *arg)
 {
@@ -283,7 +284,7 @@ static void signalled_waiter_returns_then_acts(void)
 }
 
 /* ---- not cancellation points ---- */
-static volatile int got_lock, trywait_result;
+static atomic_int got_lock, trywait_result;
 
 static void *mutex_locker(void *arg)
 {

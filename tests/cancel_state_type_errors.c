@@ -11,8 +11,9 @@
 #include <pthread.h>
 #include <sched.h>
 #include <unistd.h>
+#include <stdatomic.h>
 
-static volatile int stage, handler_ran;
+static atomic_int stage, handler_ran;
 
 static void on_cancel(void *arg) { handler_ran = 1; }
 

@@ -44,6 +44,12 @@
 		exit(77);                                                            \
 	} while (0)
 
+/* An address in the calling function's frame, on the stack it runs on.
+ * Not the address of a local: under AddressSanitizer with
+ * detect_stack_use_after_return=1 a local whose address is taken lives on
+ * ASan's fake stack (a heap block), not on the thread's stack. */
+#define TEST_HERE() ((char *)__builtin_frame_address(0))
+
 /* Under ASan/UBSan the tests scale their loop counts down by this factor. */
 #ifdef WEFT_TEST_SANITIZE
 #define TEST_SCALE 10
@@ -95,15 +101,20 @@ static inline long test_iters(long n)
 
 /* Wait (generously bounded) until *flag == want, with several VPs only: on
  * one VP what the caller checks has happened at once (a hand-over ran the
- * new owner), and the check stays exact there. */
-static inline void test_await_on_many_vps(volatile int *flag, int want)
+ * new owner), and the check stays exact there.  The flag is a C11 atomic:
+ * another UT sets it, and a plain (even volatile) variable shared so is a
+ * data race (ThreadSanitizer reports it).  C only. */
+#ifndef __cplusplus
+#include <stdatomic.h>
+static inline void test_await_on_many_vps(atomic_int *flag, int want)
 {
 	struct weft_stats s;
 	if (weft_stats_get(&s, sizeof s) != 0 || s.vps <= 1)
 		return;
-	for (long i = 0; i < 10000000 && *flag != want; i++)
+	for (long i = 0; i < 10000000 && atomic_load(flag) != want; i++)
 		sched_yield();
 }
+#endif
 
 /* Let every other UT run until it blocks: yield while any is ready.  Under
  * the POSIX policy one yield usually does it; under a debug schedule
@@ -207,6 +218,17 @@ static inline int64_t test_now_ns(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Yield until a UT has parked since `parks` (test_stats().parks, read
+ * before making it), for at most 10 s: on several VPs a UT just made runs
+ * on another VP, maybe long after any number of yields here (a loaded
+ * machine, a sanitizer build). */
+static inline void test_await_park(uint64_t parks)
+{
+	for (int64_t end = test_now_ns() + 10000000000ll;
+	     test_stats().parks == parks && test_now_ns() < end;)
+		sched_yield();
 }
 
 #endif

@@ -41,6 +41,7 @@
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
+#include <stdatomic.h>
 
 /* Calls that run the epilogue: each must be measured below. */
 static const char *switching[] = {
@@ -175,7 +176,7 @@ static void mark(const char *name, uint64_t before)
 static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t c = PTHREAD_COND_INITIALIZER;
 static sem_t cmd;
-static volatile int partner_job;
+static atomic_int partner_job;
 static volatile sig_atomic_t got_usr1;
 static int wake_pipe[2];
 

@@ -6,6 +6,7 @@
 #include "check.h"
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <unistd.h>
 
@@ -153,19 +154,40 @@ static void test_detached(void)
 }
 
 static pthread_t main_thread, first_target;
+static atomic_int second_done;
 
 static void *join_main(void *arg)
 {
-	/* main is parked joining us: joining it back would deadlock */
+	/* main is parked joining us (several VPs: this may run before main
+	 * parks; tryjoin says EBUSY until then): joining it back would
+	 * deadlock */
+	int r;
+	while ((r = pthread_tryjoin_np(main_thread, NULL)) == EBUSY)
+		sched_yield();
+	CHECK_EQ(r, EDEADLK);
 	CHECK_EQ(pthread_join(main_thread, NULL), EDEADLK);
 	return (void *)0x5;
 }
 
+/* first_target lives until second_joiner is done with it */
+static void *wait_then_ret(void *arg)
+{
+	while (!atomic_load(&second_done))
+		usleep(1000);
+	return arg;
+}
+
 static void *second_joiner(void *arg)
 {
-	/* main already waits to join first_target */
+	/* main already waits to join first_target (several VPs: this may run
+	 * before main parks; first_target cannot end before we let it) */
+	int r;
+	while ((r = pthread_tryjoin_np(first_target, NULL)) == EBUSY)
+		sched_yield();
+	CHECK_EQ(r, EINVAL);
 	CHECK_EQ(pthread_join(first_target, NULL), EINVAL);
 	CHECK_EQ(pthread_detach(first_target), EINVAL);
+	atomic_store(&second_done, 1);
 	return NULL;
 }
 
@@ -179,7 +201,7 @@ static void test_join_conflicts(void)
 	CHECK(r == (void *)0x5);
 
 	pthread_t s;
-	CHECK_OK(pthread_create(&first_target, NULL, sleep_then_ret, (void *)0x9));
+	CHECK_OK(pthread_create(&first_target, NULL, wait_then_ret, (void *)0x9));
 	CHECK_OK(pthread_create(&s, NULL, second_joiner, NULL));
 	CHECK_OK(pthread_join(first_target, &r));
 	CHECK(r == (void *)0x9);

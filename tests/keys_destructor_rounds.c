@@ -9,11 +9,13 @@
 #include <limits.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdatomic.h>
 
 static pthread_key_t k_plain, k_again, k_a, k_b;
-/* volatile: read after sched_yield, which glibc declares "leaf" */
-static volatile int plain_calls, again_calls, a_calls, b_calls;
-static void *volatile plain_last;
+/* C11 atomics: the destructors of several UTs update them as each ends
+ * (and they are read after sched_yield, which glibc declares "leaf") */
+static atomic_int plain_calls, again_calls, a_calls, b_calls;
+static _Atomic(void *) plain_last;
 
 static void plain_dtor(void *v)
 {
@@ -127,7 +129,7 @@ static void test_rounds(void)
 	CHECK_EQ(b_calls, 1);
 }
 
-static volatile int value_set, key_renewed;
+static atomic_int value_set, key_renewed;
 
 static void *hold_until_deleted(void *arg)
 {

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdatomic.h>
 #include <unistd.h>
 
 /* NULL passed on purpose: hidden from the compiler (glibc's headers declare
@@ -41,7 +42,10 @@ static void *caller(void *arg)
 }
 
 static pthread_once_t quitter_once = PTHREAD_ONCE_INIT;
-static volatile int quitter_runs, quitter_entered;
+/* C11 atomics: main waits for quitter_entered, and the routine's second
+ * run reads what the abandoned first one wrote (an abandoned routine
+ * orders nothing). */
+static atomic_int quitter_runs, quitter_entered;
 
 static void quitting_init(void)
 {

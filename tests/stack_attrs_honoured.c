@@ -32,13 +32,12 @@ static void *probe_main(void *arg)
 	pthread_attr_t a;
 	void *lo;
 	size_t size;
-	char here;
 	CHECK_OK(pthread_getattr_np(pthread_self(), &a));
 	CHECK_OK(pthread_attr_getstack(&a, &lo, &size));
 	CHECK_OK(pthread_attr_destroy(&a));
 	p->lo = lo;
 	p->hi = (char *)lo + size;
-	p->sp = (uintptr_t)&here;
+	p->sp = (uintptr_t)TEST_HERE();
 	CHECK((uintptr_t)p->lo < p->sp && p->sp < (uintptr_t)p->hi);
 	if (p->use)
 		touch(p->use);

@@ -13,8 +13,7 @@ static char mem[256 * 1024] __attribute__((aligned(4096)));
 
 static void *where(void *arg)
 {
-	char here;
-	*(uintptr_t *)arg = (uintptr_t)&here;
+	*(uintptr_t *)arg = (uintptr_t)TEST_HERE();
 	return NULL;
 }
 

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdatomic.h>
 
 /* NULL the compiler cannot see through (glibc's headers declare these
  * nonnull); PASSES_NULL keeps UBSan's nonnull check out of the callers. */
@@ -57,7 +58,8 @@ static void cond_ping_pong(void)
 
 /* ---- broadcast ---- */
 #define N 64
-static volatile int go, woke, inside, max_inside;
+/* C11 atomics: go is set without the mutex too (below) */
+static atomic_int go, woke, inside, max_inside;
 
 static void *wait_for_go(void *arg)
 {
@@ -106,7 +108,7 @@ static void cond_broadcast_wakes_all(void)
 }
 
 /* ---- signal by priority ---- */
-static volatile int order[8], norder;
+static atomic_int order[8], norder;   /* read by main without the mutex */
 static int tokens;
 
 static void *wait_token(void *arg)
@@ -132,7 +134,9 @@ static void cond_signal_wakes_highest_priority(void)
 	 * two could otherwise park out of creation order (FIFO within a level
 	 * is by arrival). */
 	for (int i = 0; i < 5; i++) {
+		uint64_t parks = test_stats().parks;
 		t[i] = test_spawn_prio(prio[i], wait_token, i + 1);
+		test_await_park(parks);        /* on cv: nothing else parks */
 		test_settle();
 	}
 	for (int i = 0; i < 5; i++) {

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdatomic.h>
 
 /* NULL the compiler cannot see through (glibc's headers declare these
  * nonnull); PASSES_NULL keeps UBSan's nonnull check out of the callers. */
@@ -14,8 +15,10 @@ static void *volatile opaque_null;
 #define PASSES_NULL __attribute__((no_sanitize("nonnull-attribute")))
 
 static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
-static volatile int order[16];
-static volatile int norder;
+/* Shared with the UTs, so C11 atomics (a volatile int read by one UT while
+ * another writes it is a data race). */
+static atomic_int order[16];
+static atomic_int norder;
 
 static void set_self_prio(int prio)
 {
@@ -31,7 +34,7 @@ static void *lock_record_unlock(void *arg)
 	return NULL;
 }
 
-static volatile int owner_may_go;
+static atomic_int owner_may_go;
 
 /* lock_record_unlock, but holding m until main says go (on several VPs it
  * runs as soon as it owns m: main's trylock must still find it held) */

@@ -7,9 +7,10 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdatomic.h>
 
 static pthread_mutex_t rm;
-static volatile int owner_has_it;
+static atomic_int owner_has_it;
 
 static void *lock_and_exit(void *arg)
 {
@@ -145,8 +146,8 @@ static pthread_mutex_t s_adapt = PTHREAD_ADAPTIVE_MUTEX_INITIALIZER_NP;
 static pthread_cond_t s_cond = PTHREAD_COND_INITIALIZER;
 static pthread_rwlock_t s_rw = PTHREAD_RWLOCK_INITIALIZER;
 static pthread_rwlock_t s_rwnr = PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP;
-static volatile int counter[4], rw_counter[2], in_cs[4];
-static volatile int ready_n;
+static atomic_int counter[4], rw_counter[2], in_cs[4];
+static atomic_int ready_n;
 #define NS 8
 #define ITER 2000
 

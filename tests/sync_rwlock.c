@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdatomic.h>
 
 /* NULL the compiler cannot see through (glibc's headers declare these
  * nonnull); PASSES_NULL keeps UBSan's nonnull check out of the callers. */
@@ -20,12 +21,17 @@ static int readers_in, writers_in;
 #define INC(x) __atomic_fetch_add(&(x), 1, __ATOMIC_SEQ_CST)
 #define DEC(x) __atomic_fetch_sub(&(x), 1, __ATOMIC_SEQ_CST)
 #define GET(x) __atomic_load_n(&(x), __ATOMIC_SEQ_CST)
-static unsigned seed = 12345;
+/* One generator for every worker, stepped atomically: the workers draw
+ * from it side by side (readers together, and on several VPs at once). */
+static _Atomic unsigned seed = 12345;
 
 static unsigned rnd(void)
 {
-	seed = seed * 1103515245 + 12345;
-	return seed >> 16;
+	unsigned s = atomic_load(&seed), next;
+	do
+		next = s * 1103515245 + 12345;
+	while (!atomic_compare_exchange_weak(&seed, &s, next));
+	return next >> 16;
 }
 
 static void maybe_yield(void)
@@ -75,7 +81,7 @@ static void rwlock_invariant_under_random_yields(void)
 	CHECK_OK(pthread_rwlock_destroy(&rw));
 }
 
-static volatile int order[8], norder;
+static atomic_int order[8], norder;   /* main reads them while a UT may write */
 static pthread_rwlock_t wp = PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP;
 
 static void *read_and_record(void *arg)
@@ -104,7 +110,9 @@ static void rwlock_preference(pthread_rwlock_t *l, int want_first)
 	pthread_t w, r;
 	norder = 0;
 	CHECK_OK(pthread_rwlock_rdlock(l));
+	uint64_t parks = test_stats().parks;
 	CHECK_OK(pthread_create(&w, NULL, write_and_record, l));
+	test_await_park(parks);                /* (several VPs: it may start late) */
 	test_settle();                         /* writer parks */
 	CHECK_OK(pthread_create(&r, NULL, read_and_record, l));
 	test_settle();
@@ -112,6 +120,7 @@ static void rwlock_preference(pthread_rwlock_t *l, int want_first)
 		CHECK_EQ(norder, 0);           /* the reader is held back */
 		CHECK_EQ(pthread_rwlock_tryrdlock(l), EBUSY);
 	} else {
+		test_await_on_many_vps(&norder, 1);   /* (several VPs: it may start late) */
 		CHECK_EQ(norder, 1);
 		CHECK_EQ(order[0], 'r');
 	}

@@ -4,7 +4,7 @@
  *
  * Invariant:
  *  - with attributes (1 MiB stack, SCHED_FIFO 7 explicitly, joinable): the
- *    notify UT has a stack of at least 1 MiB and its locals lie in it, runs
+ *    notify UT has a stack of at least 1 MiB and its frame lies in it, runs
  *    at SCHED_FIFO 7, and is detached all the same (as glibc forces);
  *    destroying the attribute object and making it anew with other values
  *    after timer_create changes nothing;
@@ -29,7 +29,6 @@ struct seen {
 static void look(union sigval v)
 {
 	struct seen *s = v.sival_ptr;
-	char here;
 	struct sched_param sp;
 	pthread_getschedparam(pthread_self(), &s->policy, &sp);
 	s->prio = sp.sched_priority;
@@ -41,7 +40,7 @@ static void look(union sigval v)
 	CHECK_OK(pthread_attr_getdetachstate(&a, &s->detach));
 	CHECK_OK(pthread_attr_destroy(&a));
 	pthread_getname_np(pthread_self(), s->name, sizeof s->name);
-	s->local = &here;
+	s->local = TEST_HERE();
 	__atomic_store_n(&s->done, 1, __ATOMIC_SEQ_CST);
 }
 

@@ -43,8 +43,7 @@ static volatile char *stack_lo, *stack_hi;
 static char *where;
 static void on_own_stack(void)
 {
-	char here;
-	where = &here;
+	where = TEST_HERE();
 	calls++;
 }
 

@@ -3,8 +3,8 @@
  *
  * Invariant: each thread's sigaltstack() is its own (set in one thread, not
  * seen by another; read back as set); an SA_ONSTACK handler sent to a
- * thread runs on that thread's alternate stack (the address of one of its
- * locals lies inside it, and sigaltstack reports SS_ONSTACK there); a
+ * thread runs on that thread's alternate stack (its frame lies inside it,
+ * and sigaltstack reports SS_ONSTACK there); a
  * thread without one runs the handler on its own stack, outside every
  * alternate stack.
  */
@@ -21,10 +21,9 @@ static __thread int my_index;
 
 static void on_sig(int sig, siginfo_t *si, void *uc)
 {
-	int local = 0;
 	stack_t cur;
 	sigaltstack(NULL, &cur);
-	where[my_index] = (uintptr_t)&local;
+	where[my_index] = (uintptr_t)TEST_HERE();
 	onstack_flag[my_index] = (cur.ss_flags & SS_ONSTACK) != 0;
 	hits = hits + 1;
 }
