@@ -393,7 +393,11 @@ struct vp {
 	};
 	/* UTs back from a blocking call made off the VP (handoff.c): pushed
 	 * by any kernel thread (atomic, linked through q_next), taken whole by
-	 * the carrier's mainline (__weft_inbox_drain).  Tested beside timers. */
+	 * the carrier's mainline (__weft_inbox_drain); under M:N also by any
+	 * other VP's carrier, under the runtime lock, when it idles or ticks
+	 * (mn.c, __weft_mn_inboxes_take: each exchange takes a disjoint list),
+	 * and read as a hint without the lock by spinning VPs and the monitor.
+	 * Tested beside timers. */
 	struct ut *volatile inbox;
 	uint32_t offvp;                   /* UTs in a blocking call off the VP (BLOCKED,
 					   * WAIT_SYSCALL); VP-local */
@@ -465,7 +469,11 @@ struct vp {
 	void *tp0;                        /* the VP's first kernel thread's own thread pointer:
 					   * UTs without TLS of their own run on it, whichever
 					   * kernel thread carries the VP (handoff.c) */
-	void *self0;                      /* and glibc's THREAD_SELF for it */
+	void *self0;                      /* and glibc's THREAD_SELF for it.  Both set
+					   * once, under the runtime lock, when the VP is
+					   * first carried (kthread.c, take_vp); the monitor
+					   * reads tp0 without the lock only to know the VP
+					   * has started (monitor.c, another_vp_started) */
 	unsigned index;                   /* 0 .. nvps-1 */
 	/* ---- M:N (mn.c); all under the runtime lock unless said ----
 	 * idle_ut: the VP's idle context (M:N only): a VP with nothing to run
@@ -494,7 +502,11 @@ struct vp {
 	bool cs_evict;                    /* debug builds: cs_out's frames leave at once */
 	volatile uint8_t woken;
 	volatile uint8_t kicked;
-	bool gone;
+	bool gone;                        /* no kernel thread carries it (a fork's child);
+					   * read without the lock by the monitor and by
+					   * __weft_mn_kick_all: cleared when the VP starts,
+					   * before its tid is published; set in a fork's
+					   * child while it is its only kernel thread */
 #ifdef WEFT_DEBUG
 	uint8_t held[16];                 /* lock classes held, for the order check */
 	uint8_t nheld;
