@@ -1311,6 +1311,15 @@ static inline uint8_t __weft_enter(void)
  * may take the VP while it blocks, so Weft asks again when it returns. */
 static inline void __weft_outcall_begin(struct vp *vp)
 {
+#ifdef WEFT_DEBUG
+	void __weft_die(const char *fmt, ...) HIDDEN __attribute__((noreturn, format(printf, 1, 2)));
+	/* M:N: vp read before something that can switch is stale when the UT
+	 * went on on another VP; its in_weft cleared here would leave the
+	 * runtime lock held for good (sched.c, __weft_ut_main) */
+	if (__weft_mn && vp != __weft_vp())
+		__weft_die("outcall from VP %d on VP %d's kernel thread", (int)(vp - __weft_vps),
+			   (int)(__weft_vp() - __weft_vps));
+#endif
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	if (unlikely(__weft_mn) && vp->in_weft) {
 		vp->in_weft = 0;

@@ -168,7 +168,10 @@ void __weft_ut_main(void *p)
 	struct vp *vp = __weft_vp();
 	switched_in(vp);
 	__weft_epilogue(EXIT_OTHER);
-	__weft_outcall_begin(vp);
+	/* M:N: the epilogue may have switched (a deferred tick) and t goes on
+	 * on another VP: leave that one's Weft (the stale VP's in_weft cleared
+	 * here left the runtime lock held for good by the VP t left) */
+	__weft_outcall_begin(__weft_vp());
 	void *r = t->start(t->arg);
 	/* the start routine may have blocked where the monitor took the VP */
 	__weft_outcall_end();
