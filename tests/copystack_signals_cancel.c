@@ -67,6 +67,11 @@ static void signal_to_parked(void)
 	test_settle();
 	CHECK_OK(pthread_kill(p, SIGUSR1));
 	test_settle();
+	/* with several VPs (and a debug schedule) p may still wait for the
+	 * run stack that `other_copy` holds on another VP when test_settle's
+	 * bounded yields run out: wait for the handler itself, generously */
+	for (long i = 0; i < 10000000 && !__atomic_load_n(&handled, __ATOMIC_ACQUIRE); i++)
+		sched_yield();
 	CHECK_EQ(__atomic_load_n(&handled, __ATOMIC_ACQUIRE), 1);
 	CHECK(pthread_equal(__atomic_load_n(&handled_on, __ATOMIC_RELAXED), p));
 	CHECK_OK(sem_post(&wake));

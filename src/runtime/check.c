@@ -90,8 +90,22 @@ static void count_live(struct ut *t, void *ctx)
 		++*(uint32_t *)ctx;
 }
 
+void *volatile __weft_rtl_owner = (void *)-1;
+void *volatile __weft_rtl_where;
+
+void __weft_rtl_check_held(const char *where)
+{
+	void *me = __weft_arch_gs_get();
+	void *owner = __weft_rtl_owner;
+	REQUIRE(owner == me, "invariant: %s on VP %d with in_weft set, the runtime lock held by %p (rtl %u; last taken or let go at check_held+%p)",
+		where, (int)(__weft_vp() - __weft_vps), owner, (unsigned)__weft_rtl,
+		(void *)((char *)__weft_rtl_where - (char *)__weft_rtl_check_held));
+}
+
 void __weft_check_switch(struct vp *vp, struct ut *prev, struct ut *next)
 {
+	if (__weft_mn)
+		__weft_rtl_check_held("switch");
 	REQUIRE(next->state == UT_READY, "invariant: switching to thread %llu in state %d",
 		(unsigned long long)next->id, next->state);
 	REQUIRE(prev->state != UT_RUNNING, "invariant: thread %llu switched out while RUNNING",

@@ -641,15 +641,34 @@ void __weft_warn(const char *fmt, ...) HIDDEN __attribute__((format(printf, 1, 2
 extern volatile uint32_t __weft_rtl HIDDEN;
 void __weft_rtl_lock_slow(void) HIDDEN;
 void __weft_rtl_wake(void) HIDDEN;
+#ifdef WEFT_DEBUG
+/* WEFT_DEBUG: the kernel thread that holds the lock, by its %gs base (its
+ * VP; 0 off every VP), written only by the holder; the checks compare it
+ * with the caller's wherever in_weft says the caller holds the lock. */
+extern void *volatile __weft_rtl_owner HIDDEN;
+extern void *volatile __weft_rtl_where HIDDEN;  /* the code that last took or let it go */
+void __weft_rtl_check_held(const char *where) HIDDEN;
+#define WEFT_RTL_OWNER_SET(v)                                                  \
+	({                                                                     \
+		void *pc_;                                                     \
+		__asm__ volatile("lea 0(%%rip), %0" : "=r"(pc_));              \
+		__weft_rtl_owner = (v);                                        \
+		__weft_rtl_where = pc_;                                        \
+	})
+#else
+#define WEFT_RTL_OWNER_SET(v) ((void)0)
+#endif
 static inline void __weft_rtl_lock(void)
 {
 	uint32_t free_ = 0;
 	if (unlikely(!__atomic_compare_exchange_n(&__weft_rtl, &free_, 1, false, __ATOMIC_ACQUIRE,
 						  __ATOMIC_RELAXED)))
 		__weft_rtl_lock_slow();
+	WEFT_RTL_OWNER_SET(__weft_arch_gs_get());
 }
 static inline void __weft_rtl_unlock(void)
 {
+	WEFT_RTL_OWNER_SET((void *)-1);
 	if (unlikely(__atomic_exchange_n(&__weft_rtl, 0, __ATOMIC_RELEASE) == 2))
 		__weft_rtl_wake();
 }
@@ -1294,7 +1313,10 @@ static inline bool __weft_on_vp_thread(const struct vp *vp)
 }
 /* Entry of an exported call (WEFT_CALL): 1 when the call runs on the VP
  * (a kernel thread back from a takeover rejoins first), 0 before start-up
- * and on kernel threads Weft did not make. */
+ * and on kernel threads Weft did not make.  A call made from inside Weft's
+ * own code (Weft's malloc reaching an allocator that takes a pthread
+ * mutex: jemalloc) is treated as any other, and its end leaves Weft early
+ * (docs/mn.md, limits); stale in_weft values heal at the next call. */
 uint8_t __weft_enter_slow(void) HIDDEN;
 static inline uint8_t __weft_enter(void)
 {
@@ -1303,6 +1325,10 @@ static inline uint8_t __weft_enter(void)
 		return __weft_enter_slow();
 	if (unlikely(__weft_mn) && !vp->in_weft)
 		__weft_rtl_lock();
+#ifdef WEFT_DEBUG
+	else if (__weft_mn)
+		__weft_rtl_check_held("entry");
+#endif
 	vp->in_weft = 1;
 	return 1;
 }
@@ -1319,6 +1345,8 @@ static inline void __weft_outcall_begin(struct vp *vp)
 	if (__weft_mn && vp != __weft_vp())
 		__weft_die("outcall from VP %d on VP %d's kernel thread", (int)(vp - __weft_vps),
 			   (int)(__weft_vp() - __weft_vps));
+	if (__weft_mn && vp->in_weft)
+		__weft_rtl_check_held("outcall");
 #endif
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	if (unlikely(__weft_mn) && vp->in_weft) {

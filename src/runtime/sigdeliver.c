@@ -976,6 +976,7 @@ int __weft_sig_wait(const sigset_t *set, siginfo_t *info, int64_t deadline, bool
 		int r = 0;
 		if (!req->sig && (self->sig_wait || !want))
 			r = __weft_park_cancellable(&sigwaiters, deadline, WAIT_PAUSE, req);
+		vp = __weft_vp();                 /* M:N: it may go on on another VP */
 		self->sig_wait = 0;
 		waitset_update(vp);
 		int got = req->sig;
@@ -1004,8 +1005,12 @@ int __weft_sig_suspend(const sigset_t *mask)
 		mask_set(vp, self, bits_of(mask) & ~(BIT(32) | BIT(33)));
 	int r = 0;
 	for (;;) {
+		/* M:N: a handler and the park may each move self to another
+		 * VP: act on the one it runs on */
+		vp = __weft_vp();
 		if (vp->signals)
 			__weft_signals_deliver(vp);
+		vp = __weft_vp();
 		if (self->sig_ready)
 			__weft_sig_run_cur(vp);
 		if (self->sig_handled != handled)
@@ -1014,6 +1019,7 @@ int __weft_sig_suspend(const sigset_t *mask)
 		if (r == ECANCELED)
 			break;
 	}
+	vp = __weft_vp();
 	if (mask)
 		mask_set(vp, self, old);
 	return r == ECANCELED ? ECANCELED : EINTR;

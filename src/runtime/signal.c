@@ -440,11 +440,17 @@ void __weft_sig_default(int sig)
 
 void __weft_signals_deliver(struct vp *vp)
 {
-	struct vp_deferred *d = &vp->deferred;
 	int saved_errno = errno;
 	sigset_t all, old;
 	sigfillset(&all);
 	while (vp->signals) {
+		/* M:N: vp is re-read after every step that may switch (a
+		 * handler, a wake-up that preempts): the caller may go on on
+		 * another VP, whose deferred record, mask and running UT are
+		 * the ones to act on then.  Acting on the VP it left would run
+		 * that VP's running UT's handler here and let go of the lock
+		 * that VP's carrier holds (its in_weft cleared behind it). */
+		struct vp_deferred *d = &vp->deferred;
 		/* take everything recorded so far, with no handler writing */
 		kmask(SIG_BLOCK, &all, &old);
 		vp->signals = 0;
@@ -462,6 +468,7 @@ void __weft_signals_deliver(struct vp *vp)
 				__weft_dump_on_signal(s, __weft_proc.cfg.dump_exit);
 			else
 				__weft_sig_route(vp, s, &info[s - 1], NULL);
+			vp = __weft_vp();
 		}
 		/* let the kernel hand over the next instances, if any (they
 		 * arrive here, in Weft's text, and are deferred again), unless
@@ -472,6 +479,7 @@ void __weft_signals_deliver(struct vp *vp)
 			__weft_sig_kmask_sync(vp);
 		/* the running UT's own, at this safe point */
 		__weft_sig_run_cur(vp);
+		vp = __weft_vp();
 	}
 	/* a handler over protected code holds the running UT's back: later */
 	struct ut *cur = vp->cur;
