@@ -4,6 +4,8 @@
  * describes a live UT; pthread_getattr_default_np/setattr_default_np change
  * what a NULL attr means; setname_np/getname_np. */
 #include "check.h"
+
+#include <stdatomic.h>
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
@@ -305,6 +307,16 @@ static void *name_check(void *arg)
 	return NULL;
 }
 
+/* The rename races the new thread's start (under NPTL, with several VPs
+ * and under a debug schedule alike): it reads its name once told. */
+static atomic_int renamed;
+static void *name_check_renamed(void *arg)
+{
+	for (long i = 0; i < 100000000 && !atomic_load(&renamed); i++)
+		sched_yield();
+	return name_check(arg);
+}
+
 static void test_names(void)
 {
 	char buf[16];
@@ -323,8 +335,9 @@ static void test_names(void)
 	pthread_t t;
 	CHECK_OK(pthread_create(&t, NULL, name_check, "parent"));
 	CHECK_OK(pthread_join(t, NULL));
-	CHECK_OK(pthread_create(&t, NULL, name_check, "child"));
+	CHECK_OK(pthread_create(&t, NULL, name_check_renamed, "child"));
 	CHECK_OK(pthread_setname_np(t, "child"));
+	atomic_store(&renamed, 1);
 	CHECK_OK(pthread_join(t, NULL));
 	CHECK_EQ(pthread_setname_np(t, "x"), ESRCH);
 }

@@ -95,8 +95,15 @@ EXPORT int pthread_timedjoin_np(pthread_t th, void **ret, const struct timespec 
 EXPORT int pthread_detach(pthread_t th)
 {
 	__weft_ensure();
+	/* M:N: t may be ending on another VP meanwhile; its state and
+	 * detached flag are the runtime lock's */
+	WEFT_CALL();
 	struct ut *t = __weft_ut_lookup(th);
 	if (!t)
+		return ESRCH;
+	/* a detached thread that has ended is gone, as weft_ping says, even
+	 * while its slot waits for its VP's next switch to be released */
+	if (t->detached && (t->state == UT_EXITING || t->state == UT_ZOMBIE))
 		return ESRCH;
 	if (t->detached || t->joiner)
 		return EINVAL;

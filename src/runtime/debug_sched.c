@@ -176,13 +176,21 @@ struct ut *__weft_debug_pick(struct vp *vp, int p)
 	return best;
 }
 
+/* A switch made here is counted on the VP that made it: under M:N the
+ * caller may go on on another VP, whose counters are not this carrier's
+ * to write (the caller's VP is read again after it). */
+static void count_seeded(struct vp *vp, uint64_t before)
+{
+	if (vp->stat.switches != before)
+		__weft_vp()->stat.seeded_switches++;
+}
+
 static void seeded_yield(void)
 {
 	struct vp *vp = __weft_vp();
 	uint64_t before = vp->stat.switches;
 	__weft_yield();
-	if (vp->stat.switches != before)
-		vp->stat.seeded_switches++;
+	count_seeded(vp, before);
 }
 
 static void random_step(void)
@@ -196,8 +204,7 @@ static void random_step(void)
 	struct ut *t = __weft_debug_pick(vp, p);
 	uint64_t before = vp->stat.switches;
 	__weft_yield_to(t);
-	if (vp->stat.switches != before)
-		vp->stat.seeded_switches++;
+	count_seeded(vp, before);
 }
 
 static void pct_step(void)
@@ -215,8 +222,7 @@ static void pct_step(void)
 	if (p > (int)cur->prio || best->pct_prio > cur->pct_prio) {
 		uint64_t before = vp->stat.switches;
 		__weft_yield_to(best);
-		if (vp->stat.switches != before)
-			vp->stat.seeded_switches++;
+		count_seeded(vp, before);
 	}
 }
 

@@ -135,13 +135,18 @@ int main(int argc, char **argv)
 	pthread_t t[3];
 	pthread_mutex_lock(&m);
 	pthread_setname_np(pthread_self(), "main");
+	uint64_t parks = test_stats().parks;
 	for (int i = 0; i < 3; i++) {
 		char name[16];
 		snprintf(name, sizeof name, "worker-%d", i + 1);
 		CHECK_OK(pthread_create(&t[i], NULL, blocked_in_lock, NULL));
 		CHECK_OK(pthread_setname_np(t[i], name));
 	}
-	sched_yield();
+	/* all three parked on m (with several VPs or a debug schedule one
+	 * yield may not do it): generously bounded */
+	for (int64_t end = test_now_ns() + 10000000000ll;
+	     test_stats().parks < parks + 3 && test_now_ns() < end;)
+		sched_yield();
 	struct sigaction sa, old;
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = setting ? program_quit : on_quit;
