@@ -102,6 +102,17 @@ void __weft_rtl_check_held(const char *where)
 		(void *)((char *)__weft_rtl_where - (char *)__weft_rtl_check_held));
 }
 
+void __weft_rtl_check_outcall(const struct vp *vp)
+{
+	/* vp read before something that can switch is stale when the UT went
+	 * on on another VP; its in_weft cleared would leave the runtime lock
+	 * held for good (sched.c, __weft_ut_main) */
+	REQUIRE(vp == __weft_vp(), "invariant: outcall from VP %d on VP %d's kernel thread",
+		(int)(vp - __weft_vps), (int)(__weft_vp() - __weft_vps));
+	if (vp->in_weft)
+		__weft_rtl_check_held("outcall");
+}
+
 void __weft_check_switch(struct vp *vp, struct ut *prev, struct ut *next)
 {
 	if (__weft_mn)

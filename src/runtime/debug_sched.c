@@ -176,9 +176,9 @@ struct ut *__weft_debug_pick(struct vp *vp, int p)
 	return best;
 }
 
-/* A switch made here is counted on the VP that made it: under M:N the
- * caller may go on on another VP, whose counters are not this carrier's
- * to write (the caller's VP is read again after it). */
+/* Count a switch the seed chose, if vp (the caller's VP before it) made
+ * one: on the VP the caller runs on now.  Under M:N it may go on on
+ * another VP, and the one it left is another carrier's to write. */
 static void count_seeded(struct vp *vp, uint64_t before)
 {
 	if (vp->stat.switches != before)

@@ -648,6 +648,8 @@ void __weft_rtl_wake(void) HIDDEN;
 extern void *volatile __weft_rtl_owner HIDDEN;
 extern void *volatile __weft_rtl_where HIDDEN;  /* the code that last took or let it go */
 void __weft_rtl_check_held(const char *where) HIDDEN;
+/* An outcall names the caller's own VP, and that VP's lock if in_weft. */
+void __weft_rtl_check_outcall(const struct vp *vp) HIDDEN;
 #define WEFT_RTL_OWNER_SET(v)                                                  \
 	({                                                                     \
 		void *pc_;                                                     \
@@ -1338,15 +1340,8 @@ static inline uint8_t __weft_enter(void)
 static inline void __weft_outcall_begin(struct vp *vp)
 {
 #ifdef WEFT_DEBUG
-	void __weft_die(const char *fmt, ...) HIDDEN __attribute__((noreturn, format(printf, 1, 2)));
-	/* M:N: vp read before something that can switch is stale when the UT
-	 * went on on another VP; its in_weft cleared here would leave the
-	 * runtime lock held for good (sched.c, __weft_ut_main) */
-	if (__weft_mn && vp != __weft_vp())
-		__weft_die("outcall from VP %d on VP %d's kernel thread", (int)(vp - __weft_vps),
-			   (int)(__weft_vp() - __weft_vps));
-	if (__weft_mn && vp->in_weft)
-		__weft_rtl_check_held("outcall");
+	if (__weft_mn)
+		__weft_rtl_check_outcall(vp);
 #endif
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	if (unlikely(__weft_mn) && vp->in_weft) {
