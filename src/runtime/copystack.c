@@ -237,7 +237,7 @@ static struct run_stack *rs_for(struct vp *vp)
 	if (!asan_shadow_ok())
 		__weft_die("copy-stack threads: this AddressSanitizer's shadow is not where Weft looks for it");
 #endif
-	if (__weft_stack_get(&rs->stack, run_stack_size(), __weft_page_size()) != 0)
+	if (__weft_stack_map(&rs->stack, run_stack_size(), __weft_page_size()) != 0)
 		return NULL;
 	rs->stack.index = (uint8_t)i;
 	return rs;
@@ -258,7 +258,7 @@ int __weft_cs_spawn(struct ut *t, struct vp *vp, size_t stacksize, size_t guards
 	unsigned nvps = __weft_proc.nvps ? __weft_proc.nvps : 1;
 	for (unsigned i = 0; i < nvps; i++) {
 		struct vp *v = &__weft_vps[i];
-		if (!v->cs_mover.hi && __weft_stack_get(&v->cs_mover, MOVER_STACK_SIZE, __weft_page_size()) != 0)
+		if (!v->cs_mover.hi && __weft_stack_map(&v->cs_mover, MOVER_STACK_SIZE, __weft_page_size()) != 0)
 			return EAGAIN;
 	}
 	/* its first frame, made where it will run, kept in its save area

@@ -756,6 +756,11 @@ uint32_t __weft_ut_slots(void) HIDDEN;
  * mappings for it). */
 int __weft_stack_get(struct ut_stack *s, size_t size, size_t guard) HIDDEN;
 void __weft_stack_put(struct ut_stack *s) HIDDEN;
+/* The same, but a mapping of its own, never a pooled stack: for the
+ * runtime's own long-lived stacks (copy-stack run stacks and movers), which
+ * would otherwise hold a slab of their class (and whose `index` the owner
+ * may use). */
+int __weft_stack_map(struct ut_stack *s, size_t size, size_t guard) HIDDEN;
 /* Under Valgrind: tell it s is a UT's stack until __weft_stack_put (for a
  * stack the program supplied; __weft_stack_get does it for its own). */
 void __weft_stack_vg_register(struct ut_stack *s) HIDDEN;

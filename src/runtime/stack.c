@@ -27,28 +27,40 @@
  * of their own at the low end of their threads' stacks and handle the faults
  * there themselves.
  *
- * The pool.  Default stacks (the default size, one page of guard) are cut
- * from slabs: one mapping of up to SLAB_STACKS stacks, each with its guard
- * below it.  A slab knows which of its stacks are free (a bitmap) and which
- * were never handed out (their guards are installed at first use).  Slabs
- * with a free stack are on a list, the slab a stack last came back to first,
- * so the create after a join takes the very stack the join freed: no system
- * call, no allocation.  A slab whose stacks have all come back is unmapped —
- * the process gives its address space back — except for WARM_EMPTY_SLABS of
- * them kept for the next burst.  Free stacks beyond POOL_WARM_MAX give their
- * pages back (MADV_DONTNEED) as they return, so a parked pool does not hold
- * memory either.  Every other stack is a mapping of its own, unmapped when
- * its UT is gone.
+ * The pool.  Stacks are pooled by size class: a class is one geometry
+ * (size and guard), and pools[0] is the default attributes'.  A program
+ * that sets a stack size of its own (64 KiB for a million small threads,
+ * 8 MiB for deep recursion) gets its stacks from a class of that geometry,
+ * made at the first such create: POOL_CLASSES classes at once, the least
+ * recently used one retired to make room for another.  Not pooled, each a
+ * mapping of its own unmapped when its UT is gone: stacks with no guard
+ * (the program owns their low end; it may have remapped or protected pages
+ * there, which the next UT must not inherit), guards above GUARD_MARK_MAX,
+ * and spans above POOL_SPAN_MAX but for the default's.
+ *
+ * A class's stacks are cut from slabs: one mapping of up to SLAB_STACKS
+ * stacks, each with its guard below it.  A slab knows which of its stacks
+ * are free (a bitmap) and which were never handed out (their guards are
+ * installed at first use).  A class's slabs with a free stack are on its
+ * list, the slab a stack last came back to first, so the create after a
+ * join takes the very stack the join freed: no system call, no allocation.
+ * A slab whose stacks have all come back is unmapped — the process gives
+ * its address space back — except for `warm` of them per class
+ * (WARM_EMPTY_SLABS for the default's, WARM_EMPTY_OTHER for the others)
+ * kept for the next burst.  Free stacks beyond POOL_WARM_BYTES give their
+ * pages back (MADV_DONTNEED) as they return, so a parked pool does not
+ * hold memory either.
  *
  * Invariants: a pooled stack is in exactly one of {free in its slab, in use};
- * a slab is on the list iff it is live, not retired and has a free stack;
- * `empty_slabs` counts the listed slabs whose stacks are all free; `pool_free`
- * counts the free stacks of listed slabs that have been used (their pages
- * may be resident).  A slab cut at another size than the current default
- * (pthread_setattr_default_np changed it) is retired: it serves no new UT and
- * is unmapped when its last stack comes back.  Pages are committed only when
- * touched (MAP_NORESERVE, no huge pages), so an idle UT costs the page or two
- * it used.
+ * a slab is on its class's list iff it is live, not retired and has a free
+ * stack; a class's `empty_slabs` counts its listed slabs whose stacks are
+ * all free; `pool_free_bytes` counts the bytes of the free stacks of listed
+ * slabs that have been used (their pages may be resident).  A retired slab
+ * (its class was retired: the default changed, or the class made room for
+ * another) belongs to no class: it serves no new UT and is unmapped when
+ * its last stack comes back.  Pages are committed only when touched
+ * (MAP_NORESERVE, no huge pages), so an idle UT costs the page or two it
+ * used.
  *
  * Valgrind.  Under Valgrind every stack Weft hands out, and every stack a
  * program gives a UT, is registered with it while it is a UT's (vg_id), so
@@ -103,8 +115,11 @@
 #define DEFAULT_STACK_SIZE (256u * 1024u)
 #define SLAB_STACKS 64u                 /* stacks per slab at most (one bitmap word) */
 #define SLAB_BYTES (32u << 20)          /* fewer stacks per slab for large defaults */
-#define WARM_EMPTY_SLABS 2u             /* empty slabs kept mapped for the next burst */
-#define POOL_WARM_MAX 1024u             /* free stacks that keep their pages */
+#define WARM_EMPTY_SLABS 2u             /* empty slabs of the default's kept for the next burst */
+#define WARM_EMPTY_OTHER 1u             /* and of each other size class */
+#define POOL_WARM_BYTES ((size_t)256 << 20) /* free stacks' bytes that keep their pages */
+#define POOL_CLASSES 8u                 /* size classes pooled at once (the default's: 0) */
+#define POOL_SPAN_MAX ((size_t)64 << 20) /* larger stacks (but the default's) are mapped each */
 #define GUARD_MARK_MAX (1u << 20)       /* larger guards are PROT_NONE mappings */
 #define MAP_RESERVE 4096u               /* mappings left for the program itself */
 #define SLABS_MAX (1u << 24)            /* slab table entries */
@@ -129,6 +144,19 @@ struct slab {
 	uint64_t bare;                  /* bit i: stack i could not be guarded */
 	uint32_t nstacks;
 	uint32_t mprotected;            /* mprotect guards: mappings owed to the budget */
+	uint8_t pool;                   /* its size class (pools[]) while not retired */
+};
+
+/* A size class: the slabs of one geometry.  pools[0] is the default
+ * attributes' (the fast path's); the others are made as programs ask for
+ * other sizes, and the least recently used one is retired to make room. */
+struct pool {
+	struct stack_geom g;
+	uint32_t avail;                 /* head of the list of its slabs with a free stack */
+	uint32_t empty_slabs;           /* its listed slabs with every stack free */
+	uint32_t warm;                  /* how many of those it keeps mapped */
+	uint64_t used;                  /* pool_clock at its last use (LRU) */
+	bool live;
 };
 
 static size_t page_size;
@@ -140,9 +168,9 @@ static long map_budget;                 /* mappings we may still add (mprotect m
 
 static struct slab *slabs;              /* slab number n is slabs[n - 1] */
 static uint32_t nslabs, unused_slab;    /* entries made; first unused entry's number */
-static uint32_t avail;                  /* head of the list of slabs with a free stack */
-static uint32_t empty_slabs;            /* listed slabs with every stack free */
-static uint32_t pool_free;              /* used free stacks in listed slabs */
+static struct pool pools[POOL_CLASSES];
+static uint64_t pool_clock;             /* counts other-class lookups (LRU) */
+static size_t pool_free_bytes;          /* bytes of used free stacks in listed slabs */
 
 size_t __weft_page_size(void)
 {
@@ -165,10 +193,20 @@ static int stack_geom(size_t size, size_t guard, struct stack_geom *g)
 	return 0;
 }
 
+/* The default attributes' geometry, and its class pools[0] (its slabs, if
+ * it had some, were retired when the default changed). */
+static __attribute__((noinline)) int default_pool_init(void)
+{
+	int e = stack_geom(default_size, __weft_page_size(), &default_geom);
+	if (e == 0)
+		pools[0] = (struct pool){ .g = default_geom, .warm = WARM_EMPTY_SLABS, .live = true };
+	return e;
+}
+
 static inline const struct stack_geom *default_geometry(int *err)
 {
 	if (unlikely(default_err < 0))
-		default_err = stack_geom(default_size, __weft_page_size(), &default_geom);
+		default_err = default_pool_init();
 	*err = default_err;
 	return &default_geom;
 }
@@ -294,7 +332,7 @@ static inline void list_remove(uint32_t n)
 	if (b->prev)
 		slab_at(b->prev)->next = b->next;
 	else
-		avail = b->next;
+		pools[b->pool].avail = b->next;
 	if (b->next)
 		slab_at(b->next)->prev = b->prev;
 	b->listed = false;
@@ -303,11 +341,12 @@ static inline void list_remove(uint32_t n)
 static inline void list_push(uint32_t n)
 {
 	struct slab *b = slab_at(n);
+	struct pool *p = &pools[b->pool];
 	b->prev = 0;
-	b->next = avail;
-	if (avail)
-		slab_at(avail)->prev = n;
-	avail = n;
+	b->next = p->avail;
+	if (p->avail)
+		slab_at(p->avail)->prev = n;
+	p->avail = n;
 	b->listed = true;
 }
 
@@ -325,8 +364,8 @@ static void slab_forget(uint32_t n)
 		return;
 	list_remove(n);
 	if (b->free == b->all)
-		empty_slabs--;
-	pool_free -= used_free(b);
+		pools[b->pool].empty_slabs--;
+	pool_free_bytes -= used_free(b) * b->size;
 }
 
 /* Unmap a slab (all its stacks free, already forgotten). */
@@ -339,6 +378,52 @@ static void slab_release(uint32_t n)
 	b->base = NULL;
 	b->next = unused_slab;
 	unused_slab = n;
+}
+
+/* Retire class k: its slabs serve no new UT; those with no stack in use
+ * are unmapped now, the others when their last stack comes back. */
+static void pool_retire(uint32_t k)
+{
+	for (uint32_t n = 1; n <= nslabs; n++) {
+		struct slab *b = slab_at(n);
+		if (!b->base || b->retired || b->pool != k)
+			continue;
+		slab_forget(n);
+		b->retired = true;
+		if (b->free == b->all)
+			slab_release(n);
+	}
+	pools[k].live = false;
+	pools[k].avail = 0;
+	pools[k].empty_slabs = 0;
+}
+
+/*
+ * The class of a geometry other than the default's: its number, made if
+ * need be (retiring the least recently used class when all are taken), or
+ * 0 when such stacks are not pooled: unguarded ones (the program owns their
+ * low end and may have protected or remapped pages there, which the next
+ * UT must not inherit), guards too large for markers, and spans above
+ * POOL_SPAN_MAX (address space a pool would hold on to).
+ */
+static uint32_t pool_for(const struct stack_geom *g)
+{
+	if (g->guard == 0 || g->guard > GUARD_MARK_MAX || g->span > POOL_SPAN_MAX)
+		return 0;
+	uint32_t victim = 1;
+	for (uint32_t k = 1; k < POOL_CLASSES; k++) {
+		struct pool *p = &pools[k];
+		if (p->live && p->g.size == g->size && p->g.guard == g->guard) {
+			p->used = ++pool_clock;
+			return k;
+		}
+		if (pools[victim].live && (!p->live || p->used < pools[victim].used))
+			victim = k;
+	}
+	if (pools[victim].live)
+		pool_retire(victim);
+	pools[victim] = (struct pool){ .g = *g, .warm = WARM_EMPTY_OTHER, .used = ++pool_clock, .live = true };
+	return victim;
 }
 
 /* A table entry for a new slab: its number, or 0 out of memory. */
@@ -366,10 +451,11 @@ static uint32_t slab_entry(void)
 	return old + 1;
 }
 
-/* Map a slab of default stacks and put it at the head of the list.  Near
- * the end of the address space, fewer stacks, down to one. */
-static __attribute__((noinline)) int new_slab(const struct stack_geom *g)
+/* Map a slab of class k's stacks and put it at the head of its list.
+ * Near the end of the address space, fewer stacks, down to one. */
+static __attribute__((noinline)) int new_slab(uint32_t k)
 {
+	const struct stack_geom *g = &pools[k].g;
 	uint32_t count = SLAB_STACKS;
 	if (g->span > SLAB_BYTES / SLAB_STACKS)
 		count = g->span >= SLAB_BYTES ? 1 : (uint32_t)(SLAB_BYTES / g->span);
@@ -386,9 +472,9 @@ static __attribute__((noinline)) int new_slab(const struct stack_geom *g)
 	struct slab *b = slab_at(n);
 	uint64_t all = count == 64 ? ~0ull : (1ull << count) - 1;
 	*b = (struct slab){ .base = p, .stride = g->span, .size = g->size, .free = all,
-			    .all = all, .fresh = all, .nstacks = count };
+			    .all = all, .fresh = all, .nstacks = count, .pool = (uint8_t)k };
 	list_push(n);
-	empty_slabs++;
+	pools[k].empty_slabs++;
 	__weft_vp()->stat.stacks_mapped += count;
 	return 0;
 }
@@ -402,27 +488,28 @@ static __attribute__((noinline)) void pooled_first_use(struct ut_stack *s, struc
 		if (!install_guard(s->lo - s->guard, s->guard, &mp))
 			b->bare |= bit;
 		b->mprotected += mp;
-		pool_free++;                   /* it was not counted */
+		pool_free_bytes += b->size;    /* it was not counted */
 		__weft_vp()->stat.stacks_reused--;
 	}
 	if (b->bare & bit)
 		set_canary(s);
 }
 
-static inline __attribute__((always_inline)) int pooled_get(struct ut_stack *s, const struct stack_geom *g)
+static inline __attribute__((always_inline)) int pooled_get(struct ut_stack *s, uint32_t k)
 {
-	if (unlikely(!avail)) {
-		int e = new_slab(g);
+	struct pool *p = &pools[k];
+	if (unlikely(!p->avail)) {
+		int e = new_slab(k);
 		if (e)
 			return e;
 	}
-	uint32_t n = avail;
+	uint32_t n = p->avail;
 	struct slab *b = slab_at(n);
 	uint64_t f = b->free;
 	unsigned i = (unsigned)__builtin_ctzll(f);
 	uint64_t bit = f & -f;
 	if (unlikely(f == b->all))
-		empty_slabs--;
+		p->empty_slabs--;
 	b->free = f ^ bit;
 	if (unlikely(f == bit))
 		list_remove(n);
@@ -430,7 +517,7 @@ static inline __attribute__((always_inline)) int pooled_get(struct ut_stack *s, 
 	char *lo = b->base + (size_t)i * b->stride + guard;
 	*s = (struct ut_stack){ .lo = lo, .hi = lo + b->size, .guard = guard, .kind = STACK_POOLED,
 			       .index = (uint8_t)i, .slab = n };
-	pool_free--;
+	pool_free_bytes -= b->size;
 	__weft_vp()->stat.stacks_reused++;
 	if (unlikely((b->fresh | b->bare) & bit))
 		pooled_first_use(s, b, bit);
@@ -465,17 +552,23 @@ static inline void pooled_put(struct ut_stack *s)
 	uint32_t n = s->slab;
 	struct slab *b = slab_at(n);
 	uint64_t f = b->free | 1ull << s->index;
-	if (unlikely(b->retired) || (unlikely(f == b->all) && empty_slabs >= WARM_EMPTY_SLABS)) {
+	if (unlikely(b->retired)) {
 		pooled_put_last(s, n, f);
 		return;
 	}
-	if (unlikely(f == b->all))
-		empty_slabs++;
+	struct pool *p = &pools[b->pool];
+	if (unlikely(f == b->all)) {
+		if (p->empty_slabs >= p->warm) {
+			pooled_put_last(s, n, f);
+			return;
+		}
+		p->empty_slabs++;
+	}
 	b->free = f;
-	if (unlikely(pool_free >= POOL_WARM_MAX))
+	if (unlikely(pool_free_bytes >= POOL_WARM_BYTES))
 		pool_trim(s);
-	pool_free++;
-	if (unlikely(avail != n)) {
+	pool_free_bytes += b->size;
+	if (unlikely(p->avail != n)) {
 		list_remove(n);
 		list_push(n);
 	}
@@ -485,23 +578,22 @@ void __weft_stack_set_default_size(size_t size)
 {
 	int err;
 	const struct stack_geom *old = default_geometry(&err);
-	size_t old_size = err ? 0 : old->size;
+	struct stack_geom g;
+	if (!err && stack_geom(size, __weft_page_size(), &g) == 0 && g.size == old->size) {
+		default_size = size;           /* the same stacks: pools[0] serves on */
+		return;
+	}
+	/* Slabs cut at the old size cannot serve the new one: retire them
+	 * before pools[0] is made again for the new size, and any other class
+	 * of the new default's geometry (pools[0] serves it now). */
+	if (!err)
+		pool_retire(0);
 	default_size = size;
 	default_err = -1;
-	const struct stack_geom *g = default_geometry(&err);
-	if (!err && g->size == old_size)
-		return;
-	/* Slabs cut at the old size cannot serve the new one: retire them,
-	 * and unmap those with no stack in use. */
-	for (uint32_t n = 1; n <= nslabs; n++) {
-		struct slab *b = slab_at(n);
-		if (!b->base || b->retired)
-			continue;
-		slab_forget(n);
-		b->retired = true;
-		if (b->free == b->all)
-			slab_release(n);
-	}
+	const struct stack_geom *d = default_geometry(&err);
+	for (uint32_t k = 1; !err && k < POOL_CLASSES; k++)
+		if (pools[k].live && pools[k].g.size == d->size && pools[k].g.guard == d->guard)
+			pool_retire(k);
 }
 
 static int mapped_get(struct ut_stack *s, const struct stack_geom *g)
@@ -544,7 +636,10 @@ static __attribute__((noinline)) int stack_get_slow(struct ut_stack *s, size_t s
 	if (e)
 		return e;
 	if (!err && g.size == d->size && g.guard == d->guard)
-		return pooled_get(s, &g);
+		return pooled_get(s, 0);
+	uint32_t k = pool_for(&g);
+	if (k)
+		return pooled_get(s, k);
 	return mapped_get(s, &g);
 }
 
@@ -594,9 +689,23 @@ int __weft_stack_get(struct ut_stack *s, size_t size, size_t guard)
 	/* What the default attributes ask (default_err is 0 only once the
 	 * default geometry, and so page_size, are known). */
 	if (likely(default_err == 0 && (size == default_size || size == 0) && guard == page_size))
-		return pooled_get(s, &default_geom);
+		return pooled_get(s, 0);
 	memset(s, 0, sizeof *s);
 	return stack_get_slow(s, size, guard);
+}
+
+int __weft_stack_map(struct ut_stack *s, size_t size, size_t guard)
+{
+	struct stack_geom g;
+	const struct stack_geom *d;
+	int derr;
+	memset(s, 0, sizeof *s);
+	int e = requested_geom(size, guard, &g, &d, &derr);
+	if (e == 0)
+		e = mapped_get(s, &g);
+	if (e == 0 && unlikely(__weft_arch_valgrind))
+		__weft_stack_vg_register(s);
+	return e;
 }
 
 static __attribute__((noinline)) void mapped_put(struct ut_stack *s)
