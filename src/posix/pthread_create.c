@@ -12,6 +12,25 @@
 #include <string.h>
 #include <sys/single_threaded.h>
 
+/* Under AddressSanitizer's fake stacks (detect_stack_use_after_return) a
+ * copy-stack creator's locals live in fake frames, not on its run stack:
+ * a pointer to one is refused all the same, so that a program behaves as
+ * it does without them. */
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+static bool in_fake_frame(const void *p)
+{
+	void *fs = __asan_get_current_fake_stack();
+	return fs && __asan_addr_is_in_fake_stack(fs, (void *)p, NULL, NULL);
+}
+#else
+static inline bool in_fake_frame(const void *p)
+{
+	(void)p;
+	return false;
+}
+#endif
+
 EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr,
 			  void *(*start)(void *), void *arg)
 {
@@ -30,7 +49,7 @@ EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr,
 	/* a copy-stack creator's stack holds its data only while it runs
 	 * (runtime/copystack.c): the new thread could not read an argument
 	 * there, so refuse it rather than hand over another thread's bytes */
-	if (unlikely(__weft_is_copy(self)) && __weft_sp_in(self, (uintptr_t)arg)) {
+	if (unlikely(__weft_is_copy(self)) && (__weft_sp_in(self, (uintptr_t)arg) || in_fake_frame(arg))) {
 		__weft_cs_refuse_arg(self, arg);
 		return EINVAL;
 	}

@@ -289,8 +289,9 @@ void __weft_kt_lend_from(struct kt *k, struct ut *prev)
 	/* where the guest's kernel thread waits at home (back from a call
 	 * off the VP), it resumes the UT from there */
 	next->guest_kt->resume = next;
+	__weft_san_leave_tp(prev, &k->home);  /* ASan: before %fs moves (sched.c) */
 	home_tp(k);
-	__weft_san_leave(prev, &k->home);
+	__weft_san_leave_notp(prev, &k->home);
 	__weft_switch(&prev->sp, k->home.sp);
 	/* prev runs again: some carrier chose it and switched to it here */
 }
@@ -402,8 +403,25 @@ int __weft_kt_home_ready(struct kt *k)
 /* glibc's pthread_create, called as a glibc thread: the caller's own TCB
  * in %fs while it runs, every signal blocked (the new thread inherits
  * that mask). */
+#if defined(__SANITIZE_ADDRESS__)
+/* ASan's switch to fake stacks for new frames (detect_stack_use_after_return). */
+extern int __asan_option_detect_stack_use_after_return;
+extern bool __weft_san_many_kthreads HIDDEN;   /* sched.c */
+#endif
+
 static int glibc_thread(void *(*fn)(void *), void *arg, void *own)
 {
+#if defined(__SANITIZE_ADDRESS__)
+	/* A UT's fake stack is saved and restored with it at every switch
+	 * (sched.c), but ASan keeps the one in use in its per-kernel-thread
+	 * state, and a UT that goes on on another kernel thread (a spare after
+	 * a blocking call, another VP) leaves that state naming a fake stack
+	 * two UTs then use (docs/debugging.md, "AddressSanitizer").  From the
+	 * second kernel thread on, new frames go on the real stacks; frames
+	 * already on fake stacks end as they began. */
+	__asan_option_detect_stack_use_after_return = 0;
+	__atomic_store_n(&__weft_san_many_kthreads, true, __ATOMIC_RELAXED);
+#endif
 	void *tp = __weft_arch_tp_get();
 	sigset_t all, old;
 	sigfillset(&all);
@@ -591,8 +609,9 @@ void __weft_kt_call_from_home(struct kt *k, struct ut *x, struct kt *to, long nr
 	k->call.nr = nr;
 	memcpy(k->call.a, a, sizeof k->call.a);
 	k->call.x = x;
+	__weft_san_leave_tp(x, &k->home);     /* ASan: before %fs moves (sched.c) */
 	home_tp(k);
-	__weft_san_leave(x, &k->home);
+	__weft_san_leave_notp(x, &k->home);
 	__weft_switch(&x->sp, k->home.sp);
 	/* x runs again: some carrier chose it and switched to it here */
 	__weft_switched_in(__weft_vp());
@@ -602,8 +621,9 @@ void __weft_kt_go_home(struct kt *k, struct ut *x)
 {
 	/* home: queue x, wake the carrier, park (home_loop) */
 	k->rejoin = x;
+	__weft_san_leave_tp(x, &k->home);     /* ASan: before %fs moves (sched.c) */
 	home_tp(k);
-	__weft_san_leave(x, &k->home);
+	__weft_san_leave_notp(x, &k->home);
 	__weft_switch(&x->sp, k->home.sp);
 	/* x runs again: some carrier chose it and switched to it here */
 	__weft_switched_in(__weft_vp());

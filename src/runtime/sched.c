@@ -29,10 +29,16 @@
 /* AddressSanitizer must be told when the stack changes under it (fibers). */
 #if defined(__SANITIZE_ADDRESS__)
 #include <sanitizer/common_interface_defs.h>
+/* An ending UT's fake stack is destroyed (a NULL save) while one kernel
+ * thread runs UTs.  Once a second one exists (kthread.c stops new fake
+ * frames then), the kernel thread's record may name another UT's fake
+ * stack: it is kept, not destroyed under that UT's frames. */
+HIDDEN bool __weft_san_many_kthreads;
 static inline void san_leave(struct ut *prev, struct ut *next)
 {
-	__sanitizer_start_switch_fiber(prev->state == UT_EXITING ? NULL : &prev->asan_fake,
-				       next->stack.lo, (size_t)(next->stack.hi - next->stack.lo));
+	bool ends = prev->state == UT_EXITING && !__atomic_load_n(&__weft_san_many_kthreads, __ATOMIC_RELAXED);
+	__sanitizer_start_switch_fiber(ends ? NULL : &prev->asan_fake, next->stack.lo,
+				       (size_t)(next->stack.hi - next->stack.lo));
 }
 static inline void san_enter(struct ut *self)
 {
@@ -47,7 +53,42 @@ static inline void san_leave(struct ut *prev, struct ut *next) { (void)prev; (vo
 static inline void san_enter(struct ut *self) { (void)self; }
 #endif
 
+/* Where a switch also moves the thread pointer, ASan must be told first:
+ * __sanitizer_start_switch_fiber clears the fake-stack slot in the TLS of
+ * the context it leaves (its runtime's TLS, per thread block), and told
+ * after the move it cleared the next one's and left prev's block naming
+ * prev's fake stack — which the next context on that block (the kernel
+ * thread's home, or main's successor there) then used, and used after
+ * prev's exit destroyed it.  san_leave_tp is that early leave: true when
+ * it told ASan (the switch must not tell it again). */
+#if defined(__SANITIZE_ADDRESS__)
+static inline bool san_leave_tp(struct ut *prev, struct ut *next)
+{
+	san_leave(prev, next);
+	return true;
+}
+#else
+static inline bool san_leave_tp(struct ut *prev, struct ut *next)
+{
+	(void)prev;
+	(void)next;
+	return false;
+}
+#endif
+
 void __weft_san_leave(struct ut *prev, struct ut *next) { san_leave(prev, next); }
+/* The pair for a switch that moves the thread pointer between them: one of
+ * the two tells the sanitizer (ASan: the first, TSan: the second). */
+void __weft_san_leave_tp(struct ut *prev, struct ut *next) { (void)san_leave_tp(prev, next); }
+void __weft_san_leave_notp(struct ut *prev, struct ut *next)
+{
+#if !defined(__SANITIZE_ADDRESS__)
+	san_leave(prev, next);
+#else
+	(void)prev;
+	(void)next;
+#endif
+}
 void __weft_san_enter(struct ut *self) { san_enter(self); }
 
 static inline void bit_set(struct vp *vp, unsigned p) { __weft_rq.ready_bits[p >> 6] |= 1ull << (p & 63); }
@@ -216,6 +257,7 @@ static struct ut *cs_runnable(struct vp *vp, struct ut *next)
 static inline __attribute__((always_inline)) void switch_finish(struct vp *vp, struct ut *prev, struct ut *next,
 								 bool moved)
 {
+	bool told = false;              /* ASan told already (san_leave_tp) */
 	prev->saved_errno = *vp->errnop;
 	if (unlikely(prev->stack.canary) && !__weft_stack_canary_ok(&prev->stack))
 		canary_dead(prev);
@@ -245,11 +287,14 @@ static inline __attribute__((always_inline)) void switch_finish(struct vp *vp, s
 				__weft_tls_attach_late(next);
 			if (unlikely(__weft_mn))
 				__weft_tls_rehome(next, vp);
-			if (next->tp != prev->tp)
+			if (next->tp != prev->tp) {
+				told = san_leave_tp(prev, next);
 				__weft_tp_set(next->tp);
+			}
 		}
 	}
-	san_leave(prev, next);
+	if (!told)
+		san_leave(prev, next);
 	if (moved)
 		__weft_cs_switch_moved(vp, prev, next);   /* both on one run stack */
 	else
@@ -611,14 +656,17 @@ go:
 	 * (M:N: a running VP always ticks, mn.c) */
 	if (__weft_rq.nready || __weft_mn)
 		__weft_preempt_arm(vp);
+	bool told = false;
 	if (vp->tp_on) {
 		if (unlikely(!next->tp))
 			__weft_tls_attach_late(next);
 		if (unlikely(__weft_mn))
 			__weft_tls_rehome(next, vp);
+		told = san_leave_tp(home, next);
 		__weft_tp_set(next->tp);
 	}
-	san_leave(home, next);
+	if (!told)
+		san_leave(home, next);
 	__weft_switch(&home->sp, next->sp);
 	san_enter(home);
 }

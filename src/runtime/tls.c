@@ -399,15 +399,21 @@ void __weft_tls_detach(struct ut *self)
 	char *tp = self->tp;
 	for (unsigned i = 0; i < tls.nmw; i++)
 		c->malloc_words[i] = *(uint64_t *)(tp + tls.mw_off[i]);
-	/* blocks __tls_get_addr made for modules loaded with dlopen */
+	/* blocks __tls_get_addr made for modules loaded with dlopen.  Only
+	 * theirs: the UT runs on on this thread block until its last switch,
+	 * and instrumented code on that way (ASan's fake-stack slot is in its
+	 * runtime's TLS, reached by __tls_get_addr) must still find its static
+	 * blocks here; an entry made UNALLOCATED would be resolved against
+	 * THREAD_SELF, the kernel thread's block.  The next UT's attach sets
+	 * every entry again (_dl_allocate_tls_init). */
 	dtv_t *dtv = c->dtv = ((struct tcb_header *)tp)->dtv;
 	size_t used = dtv[-1].counter < tls.max_modid ? dtv[-1].counter : tls.max_modid;
 	for (size_t i = 1; i <= used; i++) {
 		if (dtv[i].pointer.to_free) {
 			free(dtv[i].pointer.to_free);
 			dtv[i].pointer.to_free = NULL;
+			dtv[i].pointer.val = TLS_DTV_UNALLOCATED;
 		}
-		dtv[i].pointer.val = TLS_DTV_UNALLOCATED;
 	}
 	self->tls = NULL;
 	c->next = tls.pool;
