@@ -542,6 +542,9 @@ struct weft_proc {
 	struct weft_config cfg;           /* start-up */
 	uint32_t live;                    /* UTs not yet exited (incl. main) */
 	uint64_t next_id;                 /* next UT id */
+	pid_t fork_parent_tid;            /* in a fork's child: the forking kernel thread's
+					   * tid in the parent (vp.c; sync/key.c's per-kernel-
+					   * thread values follow it) */
 	struct trace_buf *trace;          /* WEFT_TRACE (debug_sched.c) */
 	unsigned nvps;                    /* start-up: WEFT_VPS or weft_vps_set (1..WEFT_VPS_MAX),
 					   * fixed before a second UT is made */

@@ -123,6 +123,7 @@ static void after_fork_child(void)
 {
 	struct vp *vp = __weft_vp();
 	after_fork_parent();
+	__weft_proc.fork_parent_tid = vp->tid;   /* the carrier forked */
 	vp->tid = gettid();
 	__weft_kt_after_fork(vp);
 	__weft_mn_after_fork(vp);

@@ -15,9 +15,18 @@
  * Sanitizer builds only: AddressSanitizer keeps its "current thread" in a
  * key it creates before any constructor runs.  Its threads are kernel
  * threads, so a key created before the runtime starts holds one value per
- * kernel thread (M:1: one value), not one per UT; otherwise every UT but
- * main is an unknown thread to ASan and its stack bookkeeping (no-return
- * calls, fiber switches) works on garbage bounds.
+ * kernel thread, not one per UT; otherwise every UT but main is an unknown
+ * thread to ASan and its stack bookkeeping (no-return calls, fiber
+ * switches) works on garbage bounds.  The values are kept by kernel thread
+ * id (kt_values): with one value for all, a spare kernel thread's start
+ * made every kernel thread ASan's one "thread", whose running stack, fake
+ * stack and switch-in-progress flag two kernel threads then shared.  A
+ * fork's child takes over the forking kernel thread's values (kt_forked);
+ * a kernel thread with no value of its own reads the last value any
+ * kernel thread set.
+ * Readers and writers: any kernel thread (from inside malloc, signal
+ * handlers, the monitor); an entry is claimed by a CAS on its tag and
+ * written only by its own kernel thread afterwards.
  */
 #include "sync.h"
 
@@ -32,7 +41,7 @@ struct key_slot {
 	uintptr_t seq;               /* odd: key in use */
 	void (*dtor)(void *);
 	bool kthread;                /* value per kernel thread (sanitizers) */
-	void *kvalue;                /* that value */
+	void *kvalue;                /* the last value any kernel thread set (kt_get) */
 };
 
 #if defined(__SANITIZE_ADDRESS__) || WEFT_TSAN
@@ -52,6 +61,92 @@ struct tsd {
 };
 
 static struct key_slot keys[PTHREAD_KEYS_MAX];
+
+#if KTHREAD_KEYS
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define KT_VALUES 1024u                /* (kernel thread, key) pairs, open addressing */
+
+/* ASan asks for its current thread from its fake-stack allocator: code on
+ * this path must not ask for a fake frame itself (endless recursion). */
+#define KT_PATH __attribute__((no_sanitize_address))
+
+struct kt_value {
+	uint64_t tag;                /* tid << 32 | (key + 1); 0: free */
+	void *value;
+};
+
+static struct kt_value kt_values[KT_VALUES];
+
+static inline uint64_t kt_tag(pid_t tid, pthread_key_t key)
+{
+	return (uint64_t)(uint32_t)tid << 32 | (uint64_t)(key + 1);
+}
+
+/* The caller's entry for key, claimed if `claim` (NULL: none, or the
+ * table is full). */
+static KT_PATH struct kt_value *kt_entry(pthread_key_t key, bool claim)
+{
+	pid_t tid = (pid_t)__weft_raw_syscall6(SYS_gettid, 0, 0, 0, 0, 0, 0);
+	uint64_t tag = kt_tag(tid, key);
+	uint32_t h = (uint32_t)((tag * 0x9e3779b97f4a7c15ull) >> 40) % KT_VALUES;
+	for (uint32_t n = 0; n < KT_VALUES; n++, h = (h + 1) % KT_VALUES) {
+		struct kt_value *e = &kt_values[h];
+		uint64_t t = __atomic_load_n(&e->tag, __ATOMIC_ACQUIRE);
+		if (t == tag)
+			return e;
+		if (t == 0) {
+			if (!claim)
+				return NULL;
+			if (__atomic_compare_exchange_n(&e->tag, &t, tag, false, __ATOMIC_ACQ_REL,
+							__ATOMIC_ACQUIRE))
+				return e;
+			if (t == tag)
+				return e;
+		}
+	}
+	return NULL;
+}
+
+/* A fork's child: its one kernel thread takes over the forking one's
+ * value (the other kernel threads are not in the child). */
+static KT_PATH struct kt_value *kt_forked(pthread_key_t key)
+{
+	pid_t parent = __weft_proc.fork_parent_tid;
+	if (!parent)
+		return NULL;
+	uint64_t old = kt_tag(parent, key);
+	for (uint32_t i = 0; i < KT_VALUES; i++)
+		if (__atomic_load_n(&kt_values[i].tag, __ATOMIC_ACQUIRE) == old) {
+			void *v = kt_values[i].value;
+			struct kt_value *e = kt_entry(key, true);
+			if (e)
+				e->value = v;
+			return e;
+		}
+	return NULL;
+}
+
+static KT_PATH void *kt_get(pthread_key_t key)
+{
+	struct kt_value *e = kt_entry(key, false);
+	if (!e)
+		e = kt_forked(key);
+	return e ? e->value : __atomic_load_n(&keys[key].kvalue, __ATOMIC_RELAXED);
+}
+
+/* value as an integer: glibc declares pthread_setspecific's pointer
+ * access(none), and passing it on as a pointer is taken for a read */
+static KT_PATH void kt_set(pthread_key_t key, uintptr_t value)
+{
+	struct kt_value *e = kt_entry(key, true);
+	if (e)
+		e->value = (void *)value;
+	__atomic_store_n(&keys[key].kvalue, (void *)value, __ATOMIC_RELAXED);
+}
+
+#endif
 
 EXPORT int pthread_key_create(pthread_key_t *key, void (*dtor)(void *))
 {
@@ -115,8 +210,10 @@ EXPORT void *pthread_getspecific(pthread_key_t key)
 	 * (monitor.c). */
 	if (key >= PTHREAD_KEYS_MAX)
 		return NULL;
-	if (KTHREAD_KEYS && keys[key].kthread)
-		return keys[key].kvalue;
+#if KTHREAD_KEYS
+	if (keys[key].kthread)
+		return kt_get(key);
+#endif
 	struct ut *self = likely(__weft_on_vp_thread(__weft_vp())) ? __weft_self() : values_owner(false);
 	if (!self)
 		return NULL;
@@ -134,10 +231,12 @@ EXPORT int pthread_setspecific(pthread_key_t key, const void *value)
 {
 	if (key >= PTHREAD_KEYS_MAX || !(keys[key].seq & 1))
 		return EINVAL;
-	if (KTHREAD_KEYS && keys[key].kthread) {
-		keys[key].kvalue = (void *)value;
+#if KTHREAD_KEYS
+	if (keys[key].kthread) {
+		kt_set(key, (uintptr_t)value);
 		return 0;
 	}
+#endif
 	if (unlikely(!__weft_started))
 		__weft_init();
 	struct ut *self = likely(__weft_on_vp_thread(__weft_vp())) ? __weft_self() : values_owner(true);
