@@ -542,9 +542,6 @@ struct weft_proc {
 	struct weft_config cfg;           /* start-up */
 	uint32_t live;                    /* UTs not yet exited (incl. main) */
 	uint64_t next_id;                 /* next UT id */
-	pid_t fork_parent_tid;            /* in a fork's child: the forking kernel thread's
-					   * tid in the parent (vp.c; sync/key.c's per-kernel-
-					   * thread values follow it) */
 	struct trace_buf *trace;          /* WEFT_TRACE (debug_sched.c) */
 	unsigned nvps;                    /* start-up: WEFT_VPS or weft_vps_set (1..WEFT_VPS_MAX),
 					   * fixed before a second UT is made */
@@ -558,6 +555,10 @@ struct weft_proc {
 		int poll_owner;           /* the VP waiting in the poller, or -1 */
 		bool started;             /* the VPs beyond the first run */
 	} mn;
+	/* Cold, last (the fields above are create's): in a fork's child, the
+	 * forking kernel thread's tid in the parent (vp.c; sync/key.c's
+	 * per-kernel-thread values follow it). */
+	pid_t fork_parent_tid;
 };
 
 extern struct weft_proc __weft_proc HIDDEN;

@@ -547,17 +547,18 @@ static __attribute__((noinline)) void pool_trim(struct ut_stack *s)
 	madvise(s->lo, (size_t)(s->hi - s->lo), MADV_DONTNEED);
 }
 
-static inline void pooled_put(struct ut_stack *s)
+/* Every case of a stack's return but the common one: its slab retired,
+ * emptied, not at the head of its class's list, or the pool holding
+ * enough warm pages. */
+static __attribute__((noinline)) void pooled_put_slow(struct ut_stack *s, uint32_t n, uint64_t f)
 {
-	uint32_t n = s->slab;
 	struct slab *b = slab_at(n);
-	uint64_t f = b->free | 1ull << s->index;
-	if (unlikely(b->retired)) {
+	if (b->retired) {
 		pooled_put_last(s, n, f);
 		return;
 	}
 	struct pool *p = &pools[b->pool];
-	if (unlikely(f == b->all)) {
+	if (f == b->all) {
 		if (p->empty_slabs >= p->warm) {
 			pooled_put_last(s, n, f);
 			return;
@@ -565,13 +566,29 @@ static inline void pooled_put(struct ut_stack *s)
 		p->empty_slabs++;
 	}
 	b->free = f;
-	if (unlikely(pool_free_bytes >= POOL_WARM_BYTES))
+	if (pool_free_bytes >= POOL_WARM_BYTES)
 		pool_trim(s);
 	pool_free_bytes += b->size;
-	if (unlikely(p->avail != n)) {
+	if (p->avail != n) {
 		list_remove(n);
 		list_push(n);
 	}
+}
+
+/* The common return: a stack back to the slab at the head of its class's
+ * list, which keeps other stacks in use. */
+static inline void pooled_put(struct ut_stack *s)
+{
+	uint32_t n = s->slab;
+	struct slab *b = slab_at(n);
+	uint64_t f = b->free | 1ull << s->index;
+	if (unlikely(b->retired | (f == b->all) | (pool_free_bytes >= POOL_WARM_BYTES) |
+		     (pools[b->pool].avail != n))) {
+		pooled_put_slow(s, n, f);
+		return;
+	}
+	b->free = f;
+	pool_free_bytes += b->size;
 }
 
 void __weft_stack_set_default_size(size_t size)
