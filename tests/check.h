@@ -116,19 +116,44 @@ static inline void test_await_on_many_vps(atomic_int *flag, int want)
 }
 #endif
 
+/* Yield while another UT is ready, at most n times: weft_stats_get's
+ * threads_ready, which under several VPs counts a UT running on another VP.
+ * Returns how many are still ready (0: all the others have blocked). */
+static inline unsigned test_yield_while_ready(int n)
+{
+	for (int i = 0;; i++) {
+		struct weft_stats s;
+		if (weft_stats_get(&s, sizeof s) != 0)
+			return 0;
+		if (s.threads_ready == 0 || i >= n)
+			return (unsigned)s.threads_ready;
+		sched_yield();
+	}
+}
+
 /* Let every other UT run until it blocks: yield while any is ready.  Under
  * the POSIX policy one yield usually does it; under a debug schedule
  * (WEFT_SCHED=random:...) it may take several, so ordering checks written
- * "after the others have parked" hold under every schedule. Under several VPs
- * a UT running on another VP counts as ready (weft_stats_get's
- * threads_ready). */
+ * "after the others have parked" hold under every schedule.  Others may
+ * never block, so the wait is bounded: 1,000 yields on one VP.  Under
+ * several VPs a UT running on another VP counts as ready, and the bound is
+ * also a time (2 s): that VP's kernel thread may wait milliseconds for a CPU
+ * (a loaded machine, a sanitizer build, ctest -j), and a thousand yields of
+ * this one pass sooner than that.  (A caller that only wants to invite
+ * others in, many times over, uses test_yield_while_ready.) */
 static inline void test_settle(void)
 {
-	for (int i = 0; i < 1000; i++) {       /* others may never block */
+	struct timespec t0;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
 		struct weft_stats s;
-		if (weft_stats_get(&s, sizeof s) != 0 || s.threads_ready == 0)
+		if (test_yield_while_ready(1000) == 0 ||
+		    weft_stats_get(&s, sizeof s) != 0 || s.vps <= 1)
 			return;
-		sched_yield();
+		struct timespec t;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) >= 2000000000L)
+			return;
 	}
 }
 

@@ -157,7 +157,7 @@ static void critical(pthread_mutex_t *m, int i)
 	CHECK_EQ(in_cs[i], 0);
 	in_cs[i] = 1;
 	int v = counter[i];
-	test_settle();
+	test_yield_while_ready(1000);   /* invite the others in (they must not enter) */
 	counter[i] = v + 1;
 	in_cs[i] = 0;
 	CHECK_OK(pthread_mutex_unlock(m));
