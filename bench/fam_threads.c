@@ -103,6 +103,29 @@ BENCH_ALIGNED int64_t bench_yield_busy(uint64_t n)
 	return n >= 2 ? dt * (int64_t)n / (int64_t)(n / 2 * 2) : dt;
 }
 
+/* The same with a third thread asleep for a minute: a timer is pending on
+ * every switch, as in a server with a housekeeping thread or a poller's
+ * quantum.  Weft's scheduler looks at the earliest deadline on every switch;
+ * this row is what that look costs (runtime/timer.c: the cycle counter
+ * answers "not yet" without a clock read). */
+static BENCH_ALIGNED void *long_sleeper(void *p)
+{
+	(void)p;
+	struct timespec ts = { .tv_sec = 60 };
+	nanosleep(&ts, NULL);                 /* ended by pthread_cancel */
+	return NULL;
+}
+
+static BENCH_ALIGNED int64_t m_yield_busy_timer(uint64_t n)
+{
+	pthread_t s = spawn(long_sleeper, NULL);
+	sched_yield();                        /* it parks with its deadline */
+	int64_t dt = bench_yield_busy(n);
+	pthread_cancel(s);
+	join(s);
+	return dt;
+}
+
 /* Creation alone, in batches small enough to stay in NPTL's stack cache
  * for most threads; the batch is joined outside the timed part. */
 #define CREATE_BATCH 16
@@ -172,6 +195,8 @@ static const struct metric rows[] = {
 	  "22.2 µs (Marovich; HP 835); 37 µs (Mueller; SPARC IPX); 7.8 µs (Small & Seltzer; 486); "
 	  "5 µs (Xthreads; iPSC860); peers: Go 1 P 132 ns; GNU Pth 2.1 µs",
 	  NULL, bench_yield_busy },
+	{ "yield_busy_timer", GROUP, U_NS, F_UNPINNED, "yield, busy, a third thread asleep (a timer pending)",
+	  "-", NULL, m_yield_busy_timer },
 	{ "create", GROUP, U_NS, 0, "create, no switch",
 	  "12 µs (Mueller; SPARC IPX); SunOS 56 µs (SPARC 1+)", NULL, m_create },
 	{ "create_join", GROUP, U_NS, F_UNPINNED | F_PEERS, "create + join",

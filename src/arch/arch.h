@@ -7,6 +7,8 @@
  *              (xsave sizing), __weft_arch_sigreturn
  *   tp.h       __weft_arch_tp_get / __weft_arch_tp_set (the TLS seam)
  *   compat.h   the glibc version names of older ABIs (posix/compat.c)
+ *   cycles.h   __weft_arch_cycles (a cycle counter) and whether it is
+ *              invariant
  *   arch.c     __weft_arch_init, run once at start-up
  * A port provides the same names in src/arch/<isa>/, plus its symbol
  * versions (weft.map) and compat symbols (compat.h).
@@ -20,6 +22,7 @@
 #include "x86_64/preempt.h"
 #include "x86_64/tp.h"
 #include "x86_64/compat.h"
+#include "x86_64/cycles.h"
 #else
 #error "Weft has a backend for x86-64 only"
 #endif

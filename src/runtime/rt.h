@@ -994,6 +994,13 @@ void __weft_timer_del(struct ut *t) HIDDEN;
 int __weft_timers_run(int64_t now) HIDDEN;
 static inline bool __weft_timers_pending(void) { return __weft_rq.timers.n != 0; }
 static inline int64_t __weft_timers_next(void) { return __weft_rq.timers.v[0]->deadline; }
+/* The switch path's look at the heap (call with timers pending): -1 when
+ * the earliest deadline cannot have passed yet, known from the cycle
+ * counter alone; else the precise time (__weft_now) to run timers by.
+ * Never late (timer.c says why). */
+int64_t __weft_timers_due_now(void) HIDDEN;
+/* At start-up: the first reading of the gate's calibration. */
+void __weft_timer_gate_begin(void) HIDDEN;
 
 /* ---- preemption (preempt.c) ---- */
 void __weft_preempt_init(void) HIDDEN;

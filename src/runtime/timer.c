@@ -24,6 +24,86 @@ int64_t __weft_now(void)
 	return (int64_t)ts.tv_sec * NSEC + ts.tv_nsec;
 }
 
+/*
+ * The switch path's gate (__weft_timers_due_now).  The scheduler looks at
+ * the heap on every switch while a timer is pending, and a precise clock
+ * read costs about 45 ns here (the vDSO: a fenced counter read and its
+ * conversion), twice the switch.  The gate keeps a mark — the cycle counter
+ * and the precise time, read together at the last precise read — and a
+ * lower bound on the counter's rate, and answers "nothing due" without a
+ * clock read while the cycles since the mark, at that rate, cannot have
+ * reached the earliest deadline.  Never late: the counter is read before
+ * the clock, so the mark's time is no earlier than the counter's moment,
+ * and a rate too low only brings the next precise read sooner.  The bound
+ * is 97% of the rate measured from start-up (__weft_timer_gate_begin) to
+ * the first look 20 ms or more later (CLOCK_MONOTONIC's NTP slew is at
+ * most 0.05%).  Off — every look
+ * reads the clock, as before — until then, and for good where the counter
+ * is not invariant or the kernel does not keep time with it
+ * (__weft_arch_cycles_invariant: the counters of two CPUs may then
+ * disagree).
+ * State: process-wide, beside the heap: read and written by the scheduler
+ * only, on one VP at a time (M:N: under the runtime lock, as the heap);
+ * no signal handler and no other kernel thread reads it.
+ */
+#define GATE_CALIBRATE_NS 20000000LL
+static struct {
+	uint64_t mark_cycles;
+	int64_t mark_ns;
+	uint64_t rate_q16;        /* cycles per ns, 16.16 fixed point, a lower bound; 0: off */
+	uint64_t cal_cycles;
+	int64_t cal_ns;           /* 0: calibration not begun */
+	bool never;               /* no usable counter here */
+} gate;
+
+void __weft_timer_gate_begin(void)
+{
+	gate.cal_cycles = __weft_arch_cycles();
+	gate.cal_ns = __weft_now();
+}
+
+static void gate_calibrate(uint64_t c, int64_t now)
+{
+	if (!gate.cal_ns) {
+		__weft_timer_gate_begin();
+		return;
+	}
+	int64_t dt = now - gate.cal_ns;
+	if (dt < GATE_CALIBRATE_NS)
+		return;
+	gate.never = true;                    /* one attempt; the rate below ends it too */
+	if (!__weft_arch_cycles_invariant() || c <= gate.cal_cycles)
+		return;
+	uint64_t dc = c - gate.cal_cycles;
+	if (dc >= (UINT64_C(1) << 47))        /* keep dc << 16 in 64 bits */
+		return;
+	uint64_t rate = (dc << 16) / (uint64_t)dt * 97 / 100;
+	/* 1 MHz .. 256 GHz: outside, the counter is not what we think */
+	if (rate < (UINT64_C(1) << 16) / 1000 || rate >= (UINT64_C(1) << 24))
+		return;
+	gate.rate_q16 = rate;
+}
+
+int64_t __weft_timers_due_now(void)
+{
+	uint64_t c = __weft_arch_cycles();
+	if (gate.rate_q16) {
+		int64_t left = __weft_timers_next() - gate.mark_ns;
+		if (left > 0) {
+			if (left > (INT64_C(1) << 31))
+				left = INT64_C(1) << 31;   /* with rate < 2^24: the product fits */
+			if (c - gate.mark_cycles < ((uint64_t)left * gate.rate_q16 >> 16))
+				return -1;
+		}
+	}
+	int64_t now = __weft_now();
+	gate.mark_cycles = c;
+	gate.mark_ns = now;
+	if (unlikely(!gate.rate_q16) && !gate.never)
+		gate_calibrate(c, now);
+	return now;
+}
+
 static bool valid_ts(const struct timespec *ts)
 {
 	return ts && ts->tv_nsec >= 0 && ts->tv_nsec < NSEC;

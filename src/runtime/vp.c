@@ -166,6 +166,7 @@ void __weft_init(void)
 #endif
 	if (__weft_timer_reserve(64) != 0)
 		__weft_die("cannot allocate the timer heap at start-up");
+	__weft_timer_gate_begin();
 	__weft_config_init(&proc->cfg);
 	if (proc->cfg.stack_size)
 		__weft_stack_set_default_size(proc->cfg.stack_size);

@@ -13,6 +13,8 @@
 #include "../valgrind_req.h"
 
 #include <asm/prctl.h>
+#include <fcntl.h>
+#include <string.h>
 #include <sys/auxv.h>
 #include <sys/syscall.h>
 
@@ -65,6 +67,31 @@ bool __weft_arch_fake_calls_possible(void)
 	__asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(0xd), "c"(0));
 	__weft_xsave_size = b;            /* bytes for the features the OS enabled */
 	return true;
+}
+
+/* Invariant by CPUID, and the kernel's clocksource: with another (hpet,
+ * acpi_pm, kvm-clock) the kernel found the counter unfit to keep time by —
+ * CPUs out of step, or a hypervisor that moves it — so neither may Weft.
+ * Read once (runtime/timer.c calls this once per process), by raw system
+ * calls: Weft's own open and read are the program's wrappers. */
+bool __weft_arch_cycles_invariant(void)
+{
+	uint32_t a, b, c, d;
+	__asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(0x80000000), "c"(0));
+	if (a < 0x80000007)
+		return false;
+	__asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(0x80000007), "c"(0));
+	if (!((d >> 8) & 1))
+		return false;
+	long fd = __weft_raw_syscall6(SYS_openat, AT_FDCWD,
+				      (long)"/sys/devices/system/clocksource/clocksource0/current_clocksource",
+				      O_RDONLY | O_CLOEXEC, 0, 0, 0);
+	if (fd < 0)
+		return false;
+	char name[8] = { 0 };
+	long n = __weft_raw_syscall6(SYS_read, fd, (long)name, sizeof name - 1, 0, 0, 0);
+	__weft_raw_syscall6(SYS_close, fd, 0, 0, 0, 0, 0);
+	return n == 4 && memcmp(name, "tsc\n", 4) == 0;
 }
 
 void *__weft_arch_thread_self(void)
