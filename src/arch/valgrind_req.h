@@ -21,6 +21,20 @@
 #include <valgrind/valgrind.h>
 #include <valgrind/memcheck.h>
 #define WEFT_HAVE_VALGRIND 1
+#if __has_include(<valgrind/helgrind.h>) && __has_include(<valgrind/drd.h>)
+#include <valgrind/helgrind.h>
+#include <valgrind/drd.h>
+/* Helgrind and DRD: do not check [p, p + n).  For the runtime's own
+ * tables, whose readers on other kernel threads (the monitor, a spare
+ * being born) are named next to each field and synchronise by atomics and
+ * the runtime lock, which neither tool models; the program's memory stays
+ * checked.  Other tools ignore both requests. */
+#define WEFT_VG_UNCHECKED(p, n)                                          \
+	do {                                                             \
+		VALGRIND_HG_DISABLE_CHECKING((p), (n));                  \
+		ANNOTATE_BENIGN_RACE_SIZED((p), (n), "Weft runtime state"); \
+	} while (0)
+#endif
 #else
 #define WEFT_HAVE_VALGRIND 0
 #define RUNNING_ON_VALGRIND 0
@@ -28,6 +42,10 @@
 #define VALGRIND_STACK_DEREGISTER(id) ((void)(id))
 #define VALGRIND_MAKE_MEM_NOACCESS(p, n) ((void)(p), (void)(n))
 #define VALGRIND_MAKE_MEM_UNDEFINED(p, n) ((void)(p), (void)(n))
+#endif
+
+#ifndef WEFT_VG_UNCHECKED
+#define WEFT_VG_UNCHECKED(p, n) ((void)(p), (void)(n))
 #endif
 
 #include <stdbool.h>

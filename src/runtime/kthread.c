@@ -36,6 +36,7 @@
  * (published by a release store, never shrinks) to find its own.
  */
 #include "rt.h"
+#include "../arch/valgrind_req.h"
 #include "../arch/arch.h"
 
 #include <dlfcn.h>
@@ -102,6 +103,8 @@ bool __weft_activations_on(void)
 void __weft_kt_init(struct vp *vp)
 {
 	struct kt *k = &kts.kt0;
+	if (__weft_arch_valgrind)       /* the birth handshake: vp.c says why */
+		WEFT_VG_UNCHECKED(&kts, sizeof kts);
 	k->tid = vp->tid;
 	k->tp = vp->tp0;
 	vp->carrier = k;

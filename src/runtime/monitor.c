@@ -52,6 +52,7 @@
  * and nobody else carries the VP.  Any kernel thread reads take.
  */
 #include "rt.h"
+#include "../arch/valgrind_req.h"
 #include "../arch/arch.h"
 
 #include <fcntl.h>
@@ -463,6 +464,13 @@ static void monitor_start_locked(bool foreign)
 		return;
 	}
 	mon.period_ns = (uint64_t)us * 1000u;
+	/* Helgrind and DRD: the monitor's and the spawner's handshakes are
+	 * atomics and futexes they do not model (vp.c says the same of the
+	 * VPs' tables) */
+	if (__weft_arch_valgrind) {
+		WEFT_VG_UNCHECKED(&mon, sizeof mon);
+		WEFT_VG_UNCHECKED(&spawn, sizeof spawn);
+	}
 	/* Out of memory or mappings now: tried again at the next few creates,
 	 * quietly (the process may be starved on purpose); then one line. */
 	/* the spawner first, by the same hand: a thread the monitor made

@@ -13,6 +13,7 @@
  * marked "start-up" in rt.h is written here, before any UT but main exists.
  */
 #include "rt.h"
+#include "../arch/valgrind_req.h"
 #include "../arch/arch.h"
 
 #include <fcntl.h>
@@ -141,6 +142,13 @@ void __weft_init(void)
 	struct weft_proc *proc = &__weft_proc;
 	struct vp *vp = &__weft_vps[0];
 	__weft_arch_init();
+	/* Helgrind and DRD see the monitor's and the VPs' lock-free reads of
+	 * these (each named at its field in rt.h) as races: Weft's own
+	 * synchronisation is not theirs to check (docs/debugging.md) */
+	if (__weft_arch_valgrind) {
+		WEFT_VG_UNCHECKED(&__weft_proc, sizeof __weft_proc);
+		WEFT_VG_UNCHECKED(__weft_vps, sizeof __weft_vps);
+	}
 	proc->nvps = 1;
 	proc->next_id = 2;
 	vp->index = 0;
