@@ -32,7 +32,14 @@
 /* An ending UT's fake stack is destroyed (a NULL save) while one kernel
  * thread runs UTs.  Once a second one exists (kthread.c stops new fake
  * frames then), the kernel thread's record may name another UT's fake
- * stack: it is kept, not destroyed under that UT's frames. */
+ * stack: it is kept, not destroyed under that UT's frames.
+ * Writer: glibc_thread (kthread.c), false -> true once, before it makes a
+ * second kernel thread (relaxed store; it never goes back).  Reader:
+ * san_leave below, on whichever kernel thread switches (relaxed load).
+ * No switch can read it stale: the writer reads its own store, and every
+ * other kernel thread Weft makes is made after it (clone orders the store
+ * before the new thread's first instruction).  A kernel thread the
+ * program made itself and Weft gives the VP to (guest.c) does not set it. */
 HIDDEN bool __weft_san_many_kthreads;
 static inline void san_leave(struct ut *prev, struct ut *next)
 {
