@@ -636,6 +636,11 @@ void __weft_wait_mem_put(struct ut *t, void *p)
 void __weft_cs_release(struct ut *t)
 {
 	struct run_stack *rs = rs_of(t);
+	/* ThreadSanitizer sees the scratch's realloc (t's fiber) and the free
+	 * below (the next context's, maybe on another VP) through its malloc
+	 * interceptors, and not the runtime lock that orders them: t's last
+	 * switch-out released its run stack (tsan.c), and this acquires it */
+	WEFT_HB_ACQUIRE(__weft_cs_hb(t));
 	if (t->cs->save)
 		area_put(t->cs->save, t->cs->cls);
 	free(t->cs->scratch);
