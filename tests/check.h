@@ -116,6 +116,19 @@ static inline void test_await_on_many_vps(atomic_int *flag, int want)
 }
 #endif
 
+/* Write n bytes or so of the caller's stack, one 4 KiB frame at a time
+ * below its own frame (each frame's first and last byte): the pages a UT
+ * that uses that much stack touches. */
+static inline void test_touch_stack(size_t n)
+{
+	volatile char buf[4096];
+	buf[0] = 1;
+	buf[sizeof buf - 1] = 1;
+	if (n > 2 * sizeof buf)
+		test_touch_stack(n - sizeof buf);
+	buf[1] = buf[0];          /* live after the call: no tail call, a frame each */
+}
+
 /* Yield while another UT is ready, at most n times: weft_stats_get's
  * threads_ready, which under several VPs counts a UT running on another VP.
  * Returns how many are still ready (0: all the others have blocked). */

@@ -17,15 +17,6 @@ struct probe {
 	volatile int go;
 };
 
-static void touch(size_t n)
-{
-	volatile char buf[4096];
-	buf[0] = 1;
-	buf[sizeof buf - 1] = 1;
-	if (n > 2 * sizeof buf)
-		touch(n - sizeof buf);
-}
-
 static void *probe_main(void *arg)
 {
 	struct probe *p = arg;
@@ -40,7 +31,7 @@ static void *probe_main(void *arg)
 	p->sp = (uintptr_t)TEST_HERE();
 	CHECK((uintptr_t)p->lo < p->sp && p->sp < (uintptr_t)p->hi);
 	if (p->use)
-		touch(p->use);
+		test_touch_stack(p->use);
 	while (!p->go)
 		sched_yield();             /* stay alive while the others start */
 	return NULL;

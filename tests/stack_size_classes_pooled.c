@@ -25,15 +25,6 @@ struct probe {
 	int protect_low;            /* leave the lowest page PROT_NONE */
 };
 
-static void touch(size_t n)
-{
-	volatile char buf[4096];
-	buf[0] = 1;
-	buf[sizeof buf - 1] = 1;
-	if (n > 2 * sizeof buf)
-		touch(n - sizeof buf);
-}
-
 static void *probe_main(void *arg)
 {
 	struct probe *p = arg;
@@ -49,7 +40,7 @@ static void *probe_main(void *arg)
 	char *sp = TEST_HERE();
 	CHECK(p->lo < sp && sp < p->hi);
 	if (p->use)
-		touch(p->use);
+		test_touch_stack(p->use);
 	if (p->protect_low)
 		CHECK_OK(mprotect(p->lo, (size_t)sysconf(_SC_PAGESIZE), PROT_NONE));
 	while (!p->go)
