@@ -5,7 +5,9 @@
  * Owns nothing but the call-through: glibc loads the module; afterwards the
  * runtime looks again at the modules with thread-local storage (a module
  * with TLS turns per-UT TLS on, and one with static TLS may need more room
- * below each new UT's thread pointer: runtime/tls.c).
+ * below each new UT's thread pointer: runtime/tls.c), and at the code the
+ * tick must not preempt (runtime/preempt.c; outside every Weft lock, as
+ * its lock order asks).
  */
 #include "posix.h"
 
@@ -22,8 +24,10 @@ EXPORT void *dlopen(const char *file, int mode)
 	if (!real)
 		return NULL;
 	void *h = real(file, mode);
-	if (h && __weft_started)
+	if (h && __weft_started) {
 		__weft_tls_modules_changed();
+		__weft_preempt_modules_changed();
+	}
 	return h;
 }
 
@@ -35,7 +39,9 @@ EXPORT void *dlmopen(Lmid_t ns, const char *file, int mode)
 	if (!real)
 		return NULL;
 	void *h = real(ns, file, mode);
-	if (h && __weft_started)
+	if (h && __weft_started) {
 		__weft_tls_modules_changed();
+		__weft_preempt_modules_changed();
+	}
 	return h;
 }

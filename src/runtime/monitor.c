@@ -540,6 +540,13 @@ enum weft_where __weft_where_slow(void)
 	struct kt *k = __weft_kt_by_tid(me);
 	if (k && __atomic_load_n(&k->away, __ATOMIC_ACQUIRE))
 		return WHERE_AWAY;
+	/* A task that shares this memory but is another process (clone
+	 * without CLONE_THREAD: LeakSanitizer's tracer, which stops every
+	 * thread of this one and then calls pipe) can never be given a VP —
+	 * the carriers it stopped would have to hand it over — so its calls
+	 * are the plain calls. */
+	if ((pid_t)__weft_raw_syscall6(SYS_getpid, 0, 0, 0, 0, 0, 0) != __weft_proc.pid)
+		return WHERE_NONE;
 	return WHERE_FOREIGN;
 }
 

@@ -235,16 +235,30 @@ static int count_adds(struct dl_phdr_info *info, size_t size, void *arg)
 
 /* (Re)build the table when objects were loaded since the last scan; runs
  * on the mainline (dl_iterate_phdr takes the loader's lock).  A table that
- * cannot be allocated leaves the old one in force. */
+ * cannot be allocated leaves the old one in force.
+ * Lock order: never under the runtime lock (M:N).  Code that runs inside a
+ * dl_iterate_phdr callback, holding the loader's lock, may make a wrapped
+ * call, which takes the runtime lock (ThreadSanitizer's symboliser closes
+ * and reads files there; so may a crash handler's unwinder): a VP that
+ * waited for the loader's lock while holding the runtime lock deadlocked
+ * the process with it.  So under M:N the table is rebuilt by the dlopen
+ * wrappers (__weft_preempt_modules_changed, outside every Weft lock) and
+ * not when the tick is armed.  refresh_lock serialises rebuilders (two
+ * UTs' dlopens on two VPs); the table itself is published by the release
+ * store below and read by signal handlers (__weft_pc_protected). */
+static uint32_t refresh_lock;
+
 static void refresh_ranges(void)
 {
+	while (__atomic_exchange_n(&refresh_lock, 1, __ATOMIC_ACQUIRE))
+		__builtin_ia32_pause();
 	unsigned long long adds = 0;
 	dl_iterate_phdr(count_adds, &adds);
-	if (adds == ranges_adds)
+	struct range_table *next = adds == ranges_adds ? NULL : calloc(1, sizeof *next);
+	if (!next) {
+		__atomic_store_n(&refresh_lock, 0, __ATOMIC_RELEASE);
 		return;
-	struct range_table *next = calloc(1, sizeof *next);
-	if (!next)
-		return;
+	}
 	struct scan sc = { 0, true, next };
 	if (weft_is_own_object()) {
 		Dl_info di;
@@ -260,6 +274,12 @@ static void refresh_ranges(void)
 	dl_iterate_phdr(add_object, &sc);
 	__atomic_store_n(&ranges, next, __ATOMIC_RELEASE);
 	ranges_adds = adds;
+	__atomic_store_n(&refresh_lock, 0, __ATOMIC_RELEASE);
+}
+
+void __weft_preempt_modules_changed(void)
+{
+	refresh_ranges();
 }
 
 bool __weft_pc_protected(uintptr_t pc)
@@ -603,7 +623,10 @@ void __weft_preempt_arm_slow(void)
 	struct vp *vp = __weft_vp();
 	if (!timers_ready(vp))
 		return;
-	refresh_ranges();
+	/* M:1 takes no runtime lock, so the loader's may be waited for here;
+	 * under M:N the dlopen wrappers rebuild the table (refresh_ranges) */
+	if (!__weft_mn)
+		refresh_ranges();
 	tick_set(slice_ns, slice_ns, false);
 	vp->tick_mode = TICK_PERIODIC;
 }

@@ -559,6 +559,10 @@ struct weft_proc {
 	 * forking kernel thread's tid in the parent (vp.c; sync/key.c's
 	 * per-kernel-thread values follow it). */
 	pid_t fork_parent_tid;
+	/* This process's id (vp.c: at start-up and in a fork's child); read by
+	 * __weft_where_slow on any kernel thread, written before a second one
+	 * exists in either case. */
+	pid_t pid;
 };
 
 extern struct weft_proc __weft_proc HIDDEN;
@@ -1006,6 +1010,9 @@ void __weft_timer_gate_begin(void) HIDDEN;
 void __weft_preempt_init(void) HIDDEN;
 /* A UT became ready while the tick was off: start slicing. */
 void __weft_preempt_arm_slow(void) HIDDEN;
+/* A module was loaded (posix/dlopen.c, outside every Weft lock): rebuild
+ * the table of code the tick must not preempt. */
+void __weft_preempt_modules_changed(void) HIDDEN;
 static inline void __weft_preempt_arm(struct vp *vp)
 {
 	if (unlikely(vp->tick_mode != TICK_PERIODIC) && vp->preempt_on)
@@ -1061,10 +1068,29 @@ struct weft_call {
 };
 /* A guest gives the VP back: true when it did (a spare carries it now). */
 bool __weft_guest_leave(void) HIDDEN;
-static inline void __weft_call_end(struct weft_call *c)
+#if defined(__SANITIZE_ADDRESS__) || WEFT_TSAN
+/* Sanitizer builds: the epilogue of a call the sanitizer's own runtime
+ * made (its symboliser's open, read, fcntl and close while it reports)
+ * acts on nothing deferred — no tick, no debug switch point, no signal, no
+ * cancel — and leaves it all for the next call from the program: the
+ * runtime holds its locks there (the thread registry), and a UT switched
+ * away holding them stops every VP at its next fiber's start or end
+ * (epilogue.c).  ra: the exported function's return address. */
+void __weft_epilogue_from(enum exit_point p, const void *ra) HIDDEN;
+#define WEFT_CALL_EPILOGUE(p)                                            \
+	do {                                                             \
+		if (unlikely(__weft_vp()->exit_hook))                    \
+			__weft_epilogue_from((p), __builtin_return_address(0)); \
+	} while (0)
+/* At start-up: where the sanitizer's runtime's code is (epilogue.c). */
+void __weft_san_runtime_find(void) HIDDEN;
+#else
+#define WEFT_CALL_EPILOGUE(p) __weft_epilogue(p)
+#endif
+static inline __attribute__((always_inline)) void __weft_call_end(struct weft_call *c)
 {
 	if (likely(c->on_vp)) {
-		__weft_epilogue((enum exit_point)c->point);
+		WEFT_CALL_EPILOGUE((enum exit_point)c->point);
 		if (unlikely(c->on_vp == 2) && __weft_mn) {
 			/* M:N: the lock goes with the VP if the guest gives it back */
 			if (!__weft_guest_leave())

@@ -126,6 +126,7 @@ static void after_fork_child(void)
 	after_fork_parent();
 	__weft_proc.fork_parent_tid = vp->tid;   /* the carrier forked */
 	vp->tid = gettid();
+	__weft_proc.pid = getpid();
 	__weft_kt_after_fork(vp);
 	__weft_mn_after_fork(vp);
 	__weft_monitor_after_fork(vp);
@@ -154,6 +155,7 @@ void __weft_init(void)
 	vp->index = 0;
 	vp->errnop = &errno;
 	vp->tid = gettid();
+	proc->pid = getpid();
 	vp->tp0 = __weft_arch_tp_get();
 	vp->self0 = __weft_arch_thread_self();
 	__weft_kt_init(vp);
@@ -193,6 +195,9 @@ void __weft_init(void)
 				    proc->cfg.vps);
 	}
 	__weft_dump_signal_init();
+#if defined(__SANITIZE_ADDRESS__) || WEFT_TSAN
+	__weft_san_runtime_find();
+#endif
 	__weft_sig_init_main(t);
 	pthread_atfork(before_fork, after_fork_parent, after_fork_child);
 	errno = saved;
