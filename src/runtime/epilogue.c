@@ -83,9 +83,8 @@ void __weft_san_runtime_find(void)
 	if (!dladdr((void *)__sanitizer_print_stack_trace, &in) || !in.dli_fbase ||
 	    !dladdr((void *)__weft_san_runtime_find, &prog) || prog.dli_fbase == in.dli_fbase)
 		return;
-	uintptr_t base = 0;
 	/* dlpi_addr is the load bias; a shared object's bias is its base */
-	base = (uintptr_t)in.dli_fbase;
+	uintptr_t base = (uintptr_t)in.dli_fbase;
 	dl_iterate_phdr(find_text, &base);
 }
 

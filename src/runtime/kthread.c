@@ -24,7 +24,7 @@
  * same thread pointer as the UTs (kt0), and must not touch TLS or runtime
  * state.  It runs on its kernel thread's own thread block, never on that
  * of the UT it left, which another carrier may run to its end and unmap
- * (home_tp).
+ * (switch_home).
  *
  * The one pop may also be the monitor's (monitor.c), but only while it
  * holds the VP in the middle of a takeover, when no carrier exists: pops
@@ -256,11 +256,12 @@ static __attribute__((noreturn)) void home_loop(struct kt *k, bool promised)
  * where carry() reads %fs:0.  The first kernel thread's first trip home
  * starts afresh (home_entry), not by carry's return, which resets the
  * pointer: it kept the UT's block, a SIGSEGV once that UT was gone
- * (mn_home_tp_released). */
-static void home_tp(struct kt *k)
+ * (mn_home_tp_released).  The switch tells the sanitizers on the side of
+ * the pointer's move each needs (sched.c). */
+static void switch_home(struct kt *k, struct ut *from)
 {
-	if (__weft_arch_tp_get() != k->tp)
-		__weft_tp_set(k->tp);
+	__weft_san_leave_to_tp(from, &k->home, k->tp);
+	__weft_switch(&from->sp, k->home.sp);
 }
 
 /* Home code's first rule: no signal, no tick, no VP.  The program's mask
@@ -292,10 +293,7 @@ void __weft_kt_lend_from(struct kt *k, struct ut *prev)
 	/* where the guest's kernel thread waits at home (back from a call
 	 * off the VP), it resumes the UT from there */
 	next->guest_kt->resume = next;
-	__weft_san_leave_tp(prev, &k->home);  /* ASan: before %fs moves (sched.c) */
-	home_tp(k);
-	__weft_san_leave_notp(prev, &k->home);
-	__weft_switch(&prev->sp, k->home.sp);
+	switch_home(k, prev);
 	/* prev runs again: some carrier chose it and switched to it here */
 }
 
@@ -612,10 +610,7 @@ void __weft_kt_call_from_home(struct kt *k, struct ut *x, struct kt *to, long nr
 	k->call.nr = nr;
 	memcpy(k->call.a, a, sizeof k->call.a);
 	k->call.x = x;
-	__weft_san_leave_tp(x, &k->home);     /* ASan: before %fs moves (sched.c) */
-	home_tp(k);
-	__weft_san_leave_notp(x, &k->home);
-	__weft_switch(&x->sp, k->home.sp);
+	switch_home(k, x);
 	/* x runs again: some carrier chose it and switched to it here */
 	__weft_switched_in(__weft_vp());
 }
@@ -624,10 +619,7 @@ void __weft_kt_go_home(struct kt *k, struct ut *x)
 {
 	/* home: queue x, wake the carrier, park (home_loop) */
 	k->rejoin = x;
-	__weft_san_leave_tp(x, &k->home);     /* ASan: before %fs moves (sched.c) */
-	home_tp(k);
-	__weft_san_leave_notp(x, &k->home);
-	__weft_switch(&x->sp, k->home.sp);
+	switch_home(k, x);
 	/* x runs again: some carrier chose it and switched to it here */
 	__weft_switched_in(__weft_vp());
 }

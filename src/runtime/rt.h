@@ -1628,10 +1628,10 @@ static inline void __weft_inbox_drain(struct vp *vp)
 void __weft_run_from_home(struct vp *vp, struct ut *home, struct ut *run) HIDDEN;
 /* The sanitizers' fiber switch around a switch made outside switch_to. */
 void __weft_san_leave(struct ut *prev, struct ut *next) HIDDEN;
-/* A switch that moves the thread pointer calls these on either side of
- * the move (sched.c says why the order matters to ASan). */
-void __weft_san_leave_tp(struct ut *prev, struct ut *next) HIDDEN;
-void __weft_san_leave_notp(struct ut *prev, struct ut *next) HIDDEN;
+/* The same for a switch made outside switch_to that also moves the thread
+ * pointer to tp: the sanitizer is told on the side of the move it needs
+ * (sched.c says why the order matters to ASan). */
+void __weft_san_leave_to_tp(struct ut *prev, struct ut *next, void *tp) HIDDEN;
 void __weft_san_enter(struct ut *self) HIDDEN;
 
 /* ThreadSanitizer (tsan.c, the WEFT_TSAN build): fibers, and the

@@ -84,17 +84,13 @@ static inline bool san_leave_tp(struct ut *prev, struct ut *next)
 #endif
 
 void __weft_san_leave(struct ut *prev, struct ut *next) { san_leave(prev, next); }
-/* The pair for a switch that moves the thread pointer between them: one of
- * the two tells the sanitizer (ASan: the first, TSan: the second). */
-void __weft_san_leave_tp(struct ut *prev, struct ut *next) { (void)san_leave_tp(prev, next); }
-void __weft_san_leave_notp(struct ut *prev, struct ut *next)
+void __weft_san_leave_to_tp(struct ut *prev, struct ut *next, void *tp)
 {
-#if !defined(__SANITIZE_ADDRESS__)
-	san_leave(prev, next);
-#else
-	(void)prev;
-	(void)next;
-#endif
+	bool told = san_leave_tp(prev, next);     /* ASan: before the move */
+	if (__weft_arch_tp_get() != tp)
+		__weft_tp_set(tp);
+	if (!told)
+		san_leave(prev, next);            /* TSan: after (tsan.c's word) */
 }
 void __weft_san_enter(struct ut *self) { san_enter(self); }
 
