@@ -42,6 +42,14 @@
 #include <sys/uio.h>
 #include <sys/wait.h>
 #include <stdatomic.h>
+#include <mqueue.h>
+#include <termios.h>
+
+/* _FORTIFY_SOURCE's open forms, which <fcntl.h> declares only under it */
+extern int __open_2(const char *path, int flags);
+extern int __open64_2(const char *path, int flags);
+extern int __openat_2(int dirfd, const char *path, int flags);
+extern int __openat64_2(int dirfd, const char *path, int flags);
 
 /* Calls that run the epilogue: each must be measured below. */
 static const char *switching[] = {
@@ -82,6 +90,10 @@ static const char *switching[] = {
 	/* calls that hand the VP on (runtime/handoff.c, posix/blocking.c) */
 	"fsync", "fdatasync", "syncfs", "flock", "lockf", "lockf64", "semop", "semtimedop",
 	"msgsnd", "msgrcv",
+	/* cancellation points made as takeable calls (posix/points.c) */
+	"open", "open64", "openat", "openat64", "creat", "creat64", "__open_2", "__open64_2",
+	"__openat_2", "__openat64_2", "msync", "tcdrain", "mq_send", "mq_receive", "mq_timedsend",
+	"mq_timedreceive",
 	/* POSIX timers (posix/timer_thread.c), measured on a SIGEV_THREAD
 	 * timer; on the kernel's own timers they are the system call alone */
 	"timer_create", "timer_settime", "timer_gettime", "timer_getoverrun", "timer_delete",
@@ -634,6 +646,48 @@ static void run_calls(void)
 	ONE("msgrcv", (int)msgrcv(q, &got, sizeof got.text, 0, 0));
 	CHECK(strcmp(got.text, "hello") == 0);
 	msgctl(q, IPC_RMID, NULL);
+
+	/* cancellation points made as takeable calls (posix/points.c) */
+	char made[] = "/tmp/weft-epilogue-open-XXXXXX";
+	int mfd = mkstemp(made);
+	CHECK(mfd >= 0);
+	close(mfd);
+	int fds[10], nf = 0;
+	ONE("open", fds[nf++] = open(made, O_RDONLY | O_CLOEXEC));
+	ONE("open64", fds[nf++] = open64(made, O_RDONLY | O_CLOEXEC));
+	ONE("openat", fds[nf++] = openat(AT_FDCWD, made, O_RDONLY | O_CLOEXEC));
+	ONE("openat64", fds[nf++] = openat64(AT_FDCWD, made, O_RDONLY | O_CLOEXEC));
+	ONE("creat", fds[nf++] = creat(made, 0600));
+	ONE("creat64", fds[nf++] = creat64(made, 0600));
+	ONE("__open_2", fds[nf++] = __open_2(made, O_RDONLY | O_CLOEXEC));
+	ONE("__open64_2", fds[nf++] = __open64_2(made, O_RDONLY | O_CLOEXEC));
+	ONE("__openat_2", fds[nf++] = __openat_2(AT_FDCWD, made, O_RDONLY | O_CLOEXEC));
+	ONE("__openat64_2", fds[nf++] = __openat64_2(AT_FDCWD, made, O_RDONLY | O_CLOEXEC));
+	for (int i = 0; i < nf; i++) {
+		CHECK(fds[i] >= 0);
+		close(fds[i]);
+	}
+	unlink(made);
+	void *page = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHECK(page != MAP_FAILED);
+	ONE("msync", msync(page, 4096, MS_SYNC));
+	munmap(page, 4096);
+	ONE("tcdrain", tcdrain(wake_pipe[0]));          /* ENOTTY: still one call */
+	/* a queue where /dev/mqueue exists; else the calls fail (EBADF) just the same */
+	struct mq_attr qa = { .mq_maxmsg = 2, .mq_msgsize = 8 };
+	mqd_t mq = mq_open("/weft-epilogue", O_RDWR | O_CREAT | O_EXCL, 0600, &qa);
+	mq_unlink("/weft-epilogue");
+	char qmsg[8] = "hi";
+	unsigned qprio;
+	struct timespec qsoon;
+	clock_gettime(CLOCK_REALTIME, &qsoon);
+	qsoon.tv_sec += 1;
+	ONE("mq_send", mq_send(mq, qmsg, 3, 1));
+	ONE("mq_timedsend", mq_timedsend(mq, qmsg, 3, 1, &qsoon));
+	ONE("mq_receive", (int)mq_receive(mq, qmsg, sizeof qmsg, &qprio));
+	ONE("mq_timedreceive", (int)mq_timedreceive(mq, qmsg, sizeof qmsg, &qprio, &qsoon));
+	if (mq != (mqd_t)-1)
+		mq_close(mq);
 
 	/* a SIGEV_THREAD timer: its delete waits for the timer's own UT */
 	struct sigevent sev;

@@ -522,7 +522,7 @@ static long do_fcntl(int fd, int cmd, long arg)
 			 * caller's copied off its stack) */
 			const long args[6] = { fd, cmd, arg };
 			const struct weft_bounce b[] = { { 2, WEFT_BOUNCE_IN, sizeof(struct flock) } };
-			r = __weft_blocking_syscall_b(SYS_fcntl, args, b, 1);
+			r = __weft_blocking_cancellable_b(SYS_fcntl, args, b, 1);
 		}
 		return r;
 	}

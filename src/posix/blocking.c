@@ -11,9 +11,10 @@
  * call and no handoff.  An EINTR that only Weft's own signals can have caused (the tick, a
  * kick) is never shown to the program: the call is made again, with what
  * is left of its timeout.  errno is set after the bracket, on the kernel
- * thread that carries the VP then.  Cancellation points act before the
- * call (a UT off the VP is not interrupted in the kernel: see
- * docs/activations.md).
+ * thread that carries the VP then.  The cancellation points among them
+ * (fsync, fdatasync, lockf's F_LOCK, msgsnd, msgrcv) act on a request
+ * before the call and, sent while the call waits, end it with EINTR and
+ * act (runtime/handoff.c, the cancellable bracket).
  */
 #include "posix.h"
 #include "../arch/arch.h"
@@ -49,16 +50,16 @@ EXPORT int fsync(int fd)
 {
 	__weft_ensure();
 	WEFT_CALL();
-	__weft_testcancel();
-	return result(blocking6(true, SYS_fsync, fd, 0, 0, 0, 0, 0));
+	const long args[6] = { fd };
+	return result(__weft_blocking_cancellable_b(SYS_fsync, args, NULL, 0));
 }
 
 EXPORT int fdatasync(int fd)
 {
 	__weft_ensure();
 	WEFT_CALL();
-	__weft_testcancel();
-	return result(blocking6(true, SYS_fdatasync, fd, 0, 0, 0, 0, 0));
+	const long args[6] = { fd };
+	return result(__weft_blocking_cancellable_b(SYS_fdatasync, args, NULL, 0));
 }
 
 EXPORT int syncfs(int fd)
@@ -110,7 +111,7 @@ EXPORT int lockf64(int fd, int cmd, off64_t len)
 			return result(r);
 		const long args[6] = { fd, F_SETLKW, (long)&fl };
 		const struct weft_bounce b[] = { { 2, WEFT_BOUNCE_IN, sizeof fl } };
-		return result(__weft_blocking_syscall_b(SYS_fcntl, args, b, 1));
+		return result(__weft_blocking_cancellable_b(SYS_fcntl, args, b, 1));
 	}
 	case F_TLOCK:
 		fl.l_type = F_WRLCK;
@@ -207,7 +208,7 @@ EXPORT int msgsnd(int id, const void *msg, size_t size, int flags)
 	/* the message is read as the call starts (its type and text) */
 	const long args[6] = { id, (long)msg, (long)size, flags };
 	const struct weft_bounce b[] = { { 1, WEFT_BOUNCE_IN, size + sizeof(long) } };
-	return result(__weft_blocking_syscall_b(SYS_msgsnd, args, b, 1));
+	return result(__weft_blocking_cancellable_b(SYS_msgsnd, args, b, 1));
 }
 
 EXPORT ssize_t msgrcv(int id, void *msg, size_t size, long type, int flags)
@@ -222,7 +223,7 @@ EXPORT ssize_t msgrcv(int id, void *msg, size_t size, long type, int flags)
 		 * as the buffer is, so bytes past the message stay) */
 		const long args[6] = { id, (long)msg, (long)size, type, flags };
 		const struct weft_bounce b[] = { { 1, WEFT_BOUNCE_IN | WEFT_BOUNCE_OUT, size + sizeof(long) } };
-		r = __weft_blocking_syscall_b(SYS_msgrcv, args, b, 1);
+		r = __weft_blocking_cancellable_b(SYS_msgrcv, args, b, 1);
 	}
 	if (r < 0) {
 		errno = (int)-r;

@@ -15,7 +15,10 @@
  *     the sleeps, pthread_testcancel — or at once if it is parked at one:
  *     pthread_cancel wakes it with ECANCELED (park.c's cancel_point), or,
  *     if it sleeps in the kernel on a process-shared condition or
- *     semaphore, wakes its futex (sync/pfutex.c);
+ *     semaphore, wakes its futex (sync/pfutex.c), and if it is in a
+ *     cancellable system call handed off the VP (msgrcv, F_SETLKW, fsync,
+ *     ...: runtime/handoff.c), kicks the kernel thread making it, which
+ *     ends it with EINTR or does not make it;
  *   - asynchronous: in M:1 the target never runs while pthread_cancel
  *     does, so "asynchronous" means "as soon as it runs": if it is parked
  *     anywhere it is woken with ECANCELED and acts inside __weft_park;
@@ -95,6 +98,15 @@ static void cancel_other(struct vp *vp, struct ut *t)
 	bool async = t->cancel & CANCEL_ASYNC;
 	if (async)
 		arm(vp, t);
+	/* In a cancellable system call (runtime/handoff.c: msgrcv, F_SETLKW,
+	 * ...; on or off the VP): its kernel thread is kicked, the call ends
+	 * with EINTR or is not made, and the UT acts.  The request was
+	 * published (seq_cst) before the tid is read. */
+	pid_t tid = __atomic_load_n(&t->csys_tid, __ATOMIC_SEQ_CST);
+	if (tid) {
+		__weft_preempt_cancel_kick(tid);
+		return;
+	}
 	if (t->state != UT_BLOCKED)
 		return;
 	/* Off the VP in the kernel: a process-shared condition or semaphore
@@ -122,7 +134,9 @@ EXPORT int pthread_cancel(pthread_t th)
 	/* A second request changes nothing (the first decided everything). */
 	if (t->cancel & CANCEL_PENDING)
 		return 0;
-	t->cancel |= CANCEL_PENDING;
+	/* seq_cst: seen by a cancellable call's look at the bits, or else
+	 * its tid is seen here (cancel_other) */
+	__atomic_or_fetch(&t->cancel, CANCEL_PENDING, __ATOMIC_SEQ_CST);
 	if (t == vp->cur) {
 		if (async_due(t))
 			__weft_cancel_act();

@@ -312,7 +312,7 @@ void __weft_sched_debug_init(void)
 	const char *path = __weft_cfg()->trace_path;
 	if (path) {
 		struct trace_buf *t = malloc(sizeof *t);
-		int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		int fd = (int)__weft_kopen(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 		if (!t || fd < 0) {
 			say("weft: WEFT_TRACE=%s cannot be written; no trace\n", path);
 			free(t);

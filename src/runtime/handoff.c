@@ -28,8 +28,20 @@
  * with no spare to be had (WEFT_MAX_KTHREADS reached, static builds,
  * WEFT_ACTIVATIONS=off) blocks the VP as in M:1.
  *
+ * Cancellation points among these calls (msgrcv, F_SETLKW, fsync, ...)
+ * are made cancellable (__weft_blocking_cancellable_b): the call is
+ * cancellable.S's, K lets the tick's signal in for its length, and the UT
+ * names K in ut->csys_tid, so that pthread_cancel can kick K: the kick's
+ * handler skips the call if it has not been made, else the kernel ends it
+ * with EINTR, and the UT acts on the request when it is back on the VP.
+ * Weft's own signals are then the only ones K takes, so an EINTR of a
+ * handed call with no request due is Weft's, and the call is made again.
+ *
  * Async readers: the inbox is pushed by any kernel thread (atomic) and
- * taken whole by the carrier's mainline (atomic exchange).
+ * taken whole by the carrier's mainline (atomic exchange); ut->csys_tid
+ * is read by pthread_cancel on any kernel thread (seq_cst on both sides:
+ * the request is published before the tid is read, the tid before the
+ * bits are looked at).
  */
 #include "rt.h"
 #include "../arch/arch.h"
@@ -83,11 +95,83 @@ void __weft_blocking_end(struct weft_blocking *b)
 	__weft_kt_go_home(b->k, b->self);
 }
 
+/* rt.h's __weft_cancel_due, as cancellable.S tests it */
+_Static_assert(CANCEL_PENDING == 0x01 && (CANCEL_PENDING | CANCEL_DISABLED | CANCEL_EXITING) == 0x0b,
+	       "cancellable.S's WEFT_ARCH_CANCEL_MASK and WEFT_ARCH_CANCEL_DUE");
+
+/* What one attempt at a blocking call is. */
+enum { CALL_HANDED_ONLY = 1, CALL_CANCELLABLE = 2 };
+
+/*
+ * x's cancellable call, made by the kernel thread k (handed: off the VP,
+ * every signal blocked): k is named in x->csys_tid for its length, and
+ * lets the tick's signal in, the one pthread_cancel kicks it with.
+ */
+long __weft_blocking_cancellable_call(struct ut *x, struct kt *k, bool handed, long nr, const long a[6])
+{
+	int tick = __weft_tick_signal();
+	if (!tick)
+		return __weft_raw_syscall6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+	sigset_t all, in;
+	if (handed) {
+		sigfillset(&all);
+		in = all;
+		sigdelset(&in, tick);
+		__weft_raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&in, 0, 8, 0, 0);
+	}
+	__atomic_store_n(&x->csys_tid, k->tid, __ATOMIC_SEQ_CST);
+	long r = __weft_arch_cancellable_syscall(&x->cancel, nr, a);
+	__atomic_store_n(&x->csys_tid, 0, __ATOMIC_RELAXED);
+	if (handed)
+		__weft_raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&all, 0, 8, 0, 0);
+	return r;
+}
+
+static long blocking_call(long nr, const long args[6], const struct weft_bounce *bb, unsigned nb, unsigned how,
+			  bool *weft_eintr);
+
+/*
+ * A cancellation point that is usually quick but may block (open of a
+ * FIFO, msync, tcdrain, a message queue): made on the carrier, with no
+ * handoff, where the monitor may take the VP from it (monitor.c: its PC
+ * is cancellable.S's end, and in_weft is clear).  The carrier names
+ * itself in csys_tid first: if the VP is taken and the UT cancelled while
+ * away, the kick reaches this kernel thread, the call ends with EINTR and
+ * the entry after it sends the UT home, where it acts.
+ */
+long __weft_takeable_cancellable(long nr, const long a[6])
+{
+	__weft_testcancel();
+	struct vp *vp = __weft_vp();
+	struct ut *x = vp->cur;
+	__atomic_store_n(&x->csys_tid, vp->tid, __ATOMIC_SEQ_CST);
+	__weft_outcall_begin(vp);
+	long r = __weft_arch_cancellable_syscall(&x->cancel, nr, a);
+	__weft_outcall_end();
+	__atomic_store_n(&x->csys_tid, 0, __ATOMIC_RELAXED);
+	if (r == -EINTR)
+		__weft_testcancel();
+	return r;
+}
+
 long __weft_blocking_syscall_b(long nr, const long args[6], const struct weft_bounce *bb, unsigned nb)
 {
 	for (;;) {
 		bool weft;
-		long r = __weft_blocking_call(nr, args, bb, nb, false, &weft);
+		long r = blocking_call(nr, args, bb, nb, 0, &weft);
+		if (!weft)
+			return r;
+	}
+}
+
+long __weft_blocking_cancellable_b(long nr, const long args[6], const struct weft_bounce *bb, unsigned nb)
+{
+	__weft_testcancel();
+	for (;;) {
+		bool weft;
+		long r = blocking_call(nr, args, bb, nb, CALL_CANCELLABLE, &weft);
+		if (r == -EINTR)
+			__weft_testcancel();     /* ended by pthread_cancel's kick */
 		if (!weft)
 			return r;
 	}
@@ -110,7 +194,7 @@ long __weft_blocking_syscall6(long nr, long a, long b, long c, long d, long e, l
  * may read and write no memory on the UT's stack: the caller copies what
  * it names there off it first (__weft_blocking_call's bounces).
  */
-static long detached_call(struct vp *vp, struct ut *x, struct kt *to, long nr, const long a[6])
+static long detached_call(struct vp *vp, struct ut *x, struct kt *to, long nr, const long a[6], bool cancellable)
 {
 	vp->stat.handoffs++;
 	x->saved_errno = *vp->errnop;
@@ -120,7 +204,7 @@ static long detached_call(struct vp *vp, struct ut *x, struct kt *to, long nr, c
 	x->cs->detached = 1;
 	vp->offvp++;
 	__weft_cs_left(x);
-	__weft_kt_call_from_home(vp->carrier, x, to, nr, a);
+	__weft_kt_call_from_home(vp->carrier, x, to, nr, a, cancellable);
 	x->cs->detached = 0;
 	return x->cs->result;
 }
@@ -128,6 +212,32 @@ static long detached_call(struct vp *vp, struct ut *x, struct kt *to, long nr, c
 long __weft_blocking_call(long nr, const long args[6], const struct weft_bounce *bb, unsigned nb,
 			  bool handed_only, bool *weft_eintr)
 {
+	return blocking_call(nr, args, bb, nb, handed_only ? CALL_HANDED_ONLY : 0, weft_eintr);
+}
+
+/* One attempt at the call, in the bracket: its result, and whether an
+ * EINTR it ended with is Weft's own (a tick, a kick: made again). */
+static long bracketed(struct ut *x, long nr, const long a[6], unsigned how, bool *weft_eintr)
+{
+	struct weft_blocking bk;
+	__weft_blocking_begin(&bk);
+	long r;
+	if ((how & CALL_HANDED_ONLY) && !bk.handed)
+		r = WEFT_NOT_HANDED;
+	else if (how & CALL_CANCELLABLE)
+		r = __weft_blocking_cancellable_call(x, bk.k, bk.handed, nr, a);
+	else
+		r = __weft_raw_syscall6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+	__weft_blocking_end(&bk);
+	/* handed on, only Weft's own signals reach the call */
+	*weft_eintr = r == -EINTR && (bk.handed || __weft_blocking_eintr_is_weft(&bk));
+	return r;
+}
+
+static long blocking_call(long nr, const long args[6], const struct weft_bounce *bb, unsigned nb, unsigned how,
+			  bool *weft_eintr)
+{
+	bool handed_only = how & CALL_HANDED_ONLY;
 	struct vp *vp = __weft_vp();
 	struct ut *x = vp->cur;
 	long a[6];
@@ -156,16 +266,12 @@ long __weft_blocking_call(long nr, const long args[6], const struct weft_bounce 
 		struct kt *to = off ? handoff_target(vp) : NULL;
 		long r;
 		if (to) {
-			r = detached_call(vp, x, to, nr, a);
+			r = detached_call(vp, x, to, nr, a, how & CALL_CANCELLABLE);
+			*weft_eintr = r == -EINTR;      /* only Weft's signals reach home's call */
 		} else if (handed_only && off) {
 			r = WEFT_NOT_HANDED;
 		} else {
-			struct weft_blocking bk;
-			__weft_blocking_begin(&bk);
-			r = handed_only && !bk.handed ? WEFT_NOT_HANDED
-						       : __weft_raw_syscall6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
-			__weft_blocking_end(&bk);
-			*weft_eintr = r == -EINTR && __weft_blocking_eintr_is_weft(&bk);
+			r = bracketed(x, nr, a, how, weft_eintr);
 		}
 		for (unsigned i = 0; i < nb && i < WEFT_BOUNCES_MAX; i++) {
 			if (!copy[i])
@@ -176,13 +282,7 @@ long __weft_blocking_call(long nr, const long args[6], const struct weft_bounce 
 		}
 		return r;
 	}
-	struct weft_blocking bk;
-	__weft_blocking_begin(&bk);
-	long r = handed_only && !bk.handed ? WEFT_NOT_HANDED
-					   : __weft_raw_syscall6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
-	__weft_blocking_end(&bk);
-	*weft_eintr = r == -EINTR && __weft_blocking_eintr_is_weft(&bk);
-	return r;
+	return bracketed(x, nr, a, how, weft_eintr);
 }
 
 bool __weft_blocking_eintr_is_weft(const struct weft_blocking *b)

@@ -194,7 +194,9 @@ static void carry(struct kt *k)
  * here with the VP still held; home lets it go and makes the call on its
  * own stack, so the run stack serves other UTs meanwhile.  Every signal is
  * blocked on k from here: the kernel can interrupt the call only for a
- * stop, and then it is made again. */
+ * stop, and then it is made again.  A cancellable call lets the tick's
+ * signal in (pthread_cancel's kick) and returns its EINTR to the UT, which
+ * acts on the request or makes the call again. */
 static void call_for(struct kt *k, struct vp *vp)
 {
 	struct ut *x = k->call.x;
@@ -203,10 +205,14 @@ static void call_for(struct kt *k, struct vp *vp)
 	__weft_kt_let_go(k, true);
 	__weft_kt_give(k->call.to);
 	long r;
-	do
-		r = __weft_raw_syscall6(k->call.nr, k->call.a[0], k->call.a[1], k->call.a[2], k->call.a[3],
-					k->call.a[4], k->call.a[5]);
-	while (r == -EINTR);
+	if (k->call.cancellable) {
+		r = __weft_blocking_cancellable_call(x, k, true, k->call.nr, k->call.a);
+	} else {
+		do
+			r = __weft_raw_syscall6(k->call.nr, k->call.a[0], k->call.a[1], k->call.a[2],
+						k->call.a[3], k->call.a[4], k->call.a[5]);
+		while (r == -EINTR);
+	}
 	x->cs->result = r;
 	k->rejoin = x;
 }
@@ -604,9 +610,10 @@ void __weft_kt_counts(uint64_t *made, uint64_t *spare)
 	*spare = kts.parked;
 }
 
-void __weft_kt_call_from_home(struct kt *k, struct ut *x, struct kt *to, long nr, const long a[6])
+void __weft_kt_call_from_home(struct kt *k, struct ut *x, struct kt *to, long nr, const long a[6], bool cancellable)
 {
 	k->call.to = to;
+	k->call.cancellable = cancellable;
 	k->call.nr = nr;
 	memcpy(k->call.a, a, sizeof k->call.a);
 	k->call.x = x;

@@ -151,10 +151,14 @@ static bool sample(pid_t tid, struct sample *s)
 }
 
 /* Asleep in Weft's own code, which the monitor leaves alone, unless it is
- * the takeable system call (takeable.S). */
+ * the takeable system call (takeable.S) or the cancellable one
+ * (cancellable.S), which is takeable where its caller cleared in_weft
+ * (handoff.c, __weft_takeable_cancellable; the blocking bracket's use of
+ * it keeps in_weft set, and the decision requires it clear). */
 static bool in_weft_code(uintptr_t pc)
 {
-	return __weft_pc_in_weft(pc) && pc != (uintptr_t)__weft_arch_takeable_ret;
+	return __weft_pc_in_weft(pc) && pc != (uintptr_t)__weft_arch_takeable_ret &&
+	       pc != (uintptr_t)__weft_arch_csys_end;
 }
 
 static bool alike(const struct sample *a, const struct sample *b)

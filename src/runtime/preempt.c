@@ -64,7 +64,7 @@
 #define SLICE_FLOOR_CAP_NS 100000ull
 #define CALIBRATION_SAMPLES 3
 
-enum { TIMER_TICK = 1, TIMER_RETRY = 2, TIMER_KICK = 3 };   /* sigev_value of each timer; a kick's */
+enum { TIMER_TICK = 1, TIMER_RETRY = 2, TIMER_KICK = 3, TIMER_CANCEL = 4 };   /* sigev_value of each timer; a kick's */
 
 struct range {
 	uintptr_t lo, hi;
@@ -150,7 +150,7 @@ static void add_range(struct range_table *t, uintptr_t lo, uintptr_t hi)
  * headers (mainline, once per table). */
 static void add_program_plt(struct range_table *t)
 {
-	int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+	int fd = (int)__weft_kopen("/proc/self/exe", O_RDONLY | O_CLOEXEC, 0);
 	if (fd < 0)
 		return;
 	ElfW(Ehdr) eh;
@@ -384,8 +384,9 @@ static volatile int64_t calib_seen;
 
 static bool is_tick(const siginfo_t *si)
 {
-	if (si->si_code == SI_QUEUE)     /* a kick (handoff.c), from this process */
-		return si->si_value.sival_int == TIMER_KICK && si->si_pid == getpid();
+	if (si->si_code == SI_QUEUE)     /* a kick (handoff.c, cancel.c), from this process */
+		return (si->si_value.sival_int == TIMER_KICK || si->si_value.sival_int == TIMER_CANCEL) &&
+		       si->si_pid == getpid();
 	return si->si_code == SI_TIMER &&
 	       (si->si_value.sival_int == TIMER_TICK || si->si_value.sival_int == TIMER_RETRY);
 }
@@ -479,6 +480,12 @@ void __weft_preempt_kick_away(struct kt *k)
 		__weft_sigqueue_tid(k->tid, tick_signal, (union sigval){ .sival_int = TIMER_KICK });
 }
 
+void __weft_preempt_cancel_kick(pid_t tid)
+{
+	if (slicing_possible)
+		__weft_sigqueue_tid(tid, tick_signal, (union sigval){ .sival_int = TIMER_CANCEL });
+}
+
 void __weft_preempt_away_done(struct kt *k)
 {
 	struct kt_timers *tt = &k->timers;
@@ -497,6 +504,13 @@ static void on_tick(int sig, siginfo_t *si, void *ucv)
 	if (!is_tick(si)) {
 		/* the program's own signal of the same number */
 		__weft_signal_forward(sig, si, ucv);
+		goto out;
+	}
+	/* pthread_cancel's kick: it ends this kernel thread's cancellable
+	 * call (handoff.c) or finds nothing to do; it never preempts (it
+	 * reads only the context and the bits %rbx names there) */
+	if (si->si_value.sival_int == TIMER_CANCEL) {
+		__weft_arch_csys_stop(uc);
 		goto out;
 	}
 	if (calibrating) {

@@ -206,6 +206,12 @@ struct ut {
 				       * again (a mutex) or decides (the I/O waits) */
 	int wake;                     /* result handed over by unpark */
 	int saved_errno;              /* errno while not running */
+	pid_t csys_tid;               /* the kernel thread making its cancellable system call
+				       * (handoff.c), 0 when none.  Written by that thread
+				       * (seq_cst), read by pthread_cancel on any thread after
+				       * it published the request (posix/cancel.c), which
+				       * then kicks that thread; a stale tid only costs a
+				       * kick the handler finds nothing for. */
 	uint32_t slot, gen;           /* handle = gen << 32 | slot */
 	uint32_t tindex;              /* timer-heap index + 1; 0: no timer */
 	int64_t deadline;             /* CLOCK_MONOTONIC ns, valid iff tindex */
@@ -1505,6 +1511,7 @@ struct kt {
 		struct ut *x;
 		struct kt *to;
 		long nr, a[6];
+		bool cancellable;         /* pthread_cancel may end it (handoff.c) */
 	} call;
 	bool spare;                       /* made by Weft (not the VP's first thread) */
 	struct vp *vp;                    /* the VP handed to it (written by the giver
@@ -1542,7 +1549,12 @@ void __weft_kt_give_and_wait(struct kt *k, struct kt *to, struct ut *run) HIDDEN
 /* Copy-stack UT x's blocking call (handoff.c): switch from x to k's home,
  * which hands the VP to `to`, makes the call nr(a) there, stores its result
  * in x->cs->result and queues x; returns when x runs again. */
-void __weft_kt_call_from_home(struct kt *k, struct ut *x, struct kt *to, long nr, const long a[6]) HIDDEN;
+void __weft_kt_call_from_home(struct kt *k, struct ut *x, struct kt *to, long nr, const long a[6],
+			      bool cancellable) HIDDEN;
+/* x's cancellable system call (one pthread_cancel may end), made by the
+ * kernel thread k; handed: k holds no VP and blocks every signal
+ * (handoff.c). */
+long __weft_blocking_cancellable_call(struct ut *x, struct kt *k, bool handed, long nr, const long a[6]) HIDDEN;
 /* Switch from prev to k's home, which gives the VP to k->lend_to (a guest)
  * and parks k; returns when prev runs again (guest.c). */
 void __weft_kt_lend_from(struct kt *k, struct ut *prev) HIDDEN;
@@ -1616,6 +1628,17 @@ long __weft_blocking_call(long nr, const long args[6], const struct weft_bounce 
 /* __weft_blocking_syscall6 with its memory named: made again after an
  * EINTR of Weft's own. */
 long __weft_blocking_syscall_b(long nr, const long args[6], const struct weft_bounce *bounces, unsigned nb) HIDDEN;
+/* The same for a call that is a cancellation point: a request acts before
+ * the call and, sent while the call waits, ends it (EINTR) and acts. */
+long __weft_blocking_cancellable_b(long nr, const long args[6], const struct weft_bounce *bounces,
+				   unsigned nb) HIDDEN;
+/* A cancellation point made as a takeable call (handoff.c): acts on a
+ * request before it, and on one sent while the call waits, on or off the
+ * VP (then the kernel ends it with EINTR).  Returns the raw result. */
+long __weft_takeable_cancellable(long nr, const long a[6]) HIDDEN;
+/* pthread_cancel's kick to the kernel thread tid making a cancellable
+ * call for the UT it cancels (preempt.c: the tick's signal). */
+void __weft_preempt_cancel_kick(pid_t tid) HIDDEN;
 /* Queue the UTs back from blocking calls as ready (carrier mainline). */
 void __weft_inbox_drain_slow(struct vp *vp) HIDDEN;
 static inline void __weft_inbox_drain(struct vp *vp)
@@ -1724,7 +1747,7 @@ struct weft_poller {
 extern const struct weft_poller *__weft_poller HIDDEN;
 
 /* ---- the runtime's own file I/O (vp.c) ----
- * read, write, close and pread are the io layer's wrapped calls, which may
+ * open, read, write, close and pread are wrapped calls, which may
  * park the caller and run the epilogue; the runtime calls no exported Weft
  * name, so its warnings, traces, reports and /proc reads go straight to the
  * kernel.  -errno on failure. */
@@ -1732,6 +1755,7 @@ long __weft_kread(int fd, void *buf, size_t n) HIDDEN;
 long __weft_kpread(int fd, void *buf, size_t n, long off) HIDDEN;
 long __weft_kwrite(int fd, const void *buf, size_t n) HIDDEN;
 long __weft_kclose(int fd) HIDDEN;
+long __weft_kopen(const char *path, int flags, int mode) HIDDEN;
 
 /* ---- fatal errors (fault.c) ---- */
 void __weft_fault_init(void) HIDDEN;

@@ -241,7 +241,7 @@ static long read_max_map_count(void)
 {
 	long v = 65530;
 	char buf[32];
-	int fd = open("/proc/sys/vm/max_map_count", O_RDONLY | O_CLOEXEC);
+	int fd = (int)__weft_kopen("/proc/sys/vm/max_map_count", O_RDONLY | O_CLOEXEC, 0);
 	if (fd >= 0) {
 		long n = __weft_kread(fd, buf, sizeof buf - 1);
 		__weft_kclose(fd);

@@ -43,6 +43,11 @@ long __weft_kwrite(int fd, const void *buf, size_t n)
 	return __weft_raw_syscall6(SYS_write, fd, (long)buf, (long)n, 0, 0, 0);
 }
 
+long __weft_kopen(const char *path, int flags, int mode)
+{
+	return __weft_raw_syscall6(SYS_openat, AT_FDCWD, (long)path, flags, mode, 0, 0);
+}
+
 long __weft_kclose(int fd)
 {
 	return __weft_raw_syscall6(SYS_close, fd, 0, 0, 0, 0, 0);
@@ -63,7 +68,7 @@ static void main_stack(struct ut_stack *s)
 
 static void main_name(char name[16])
 {
-	int fd = open("/proc/self/comm", O_RDONLY | O_CLOEXEC);
+	int fd = (int)__weft_kopen("/proc/self/comm", O_RDONLY | O_CLOEXEC, 0);
 	if (fd < 0)
 		return;
 	long n = __weft_kread(fd, name, 15);

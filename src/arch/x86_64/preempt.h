@@ -47,6 +47,25 @@ static inline void __weft_arch_fake_call(ucontext_t *uc)
 	g[REG_RIP] = (greg_t)(uintptr_t)__weft_preempt_trampoline;
 }
 
+/* The cancellable system call (cancellable.S): a kick that finds the PC
+ * in [begin, end) with a request due in the bits %rbx points at makes the
+ * call end there with -EINTR without being made (again).  True if so. */
+extern const char __weft_arch_csys_begin[] __attribute__((visibility("hidden")));
+extern const char __weft_arch_csys_end[] __attribute__((visibility("hidden")));
+static inline bool __weft_arch_csys_stop(ucontext_t *uc)
+{
+	greg_t *g = uc->uc_mcontext.gregs;
+	uintptr_t pc = (uintptr_t)g[REG_RIP];
+	if (pc < (uintptr_t)__weft_arch_csys_begin || pc >= (uintptr_t)__weft_arch_csys_end)
+		return false;
+	uint8_t bits = __atomic_load_n((const uint8_t *)(uintptr_t)g[REG_RBX], __ATOMIC_RELAXED);
+	if ((bits & 0x0b) != 0x01)
+		return false;
+	g[REG_RIP] = (greg_t)(uintptr_t)__weft_arch_csys_end;
+	g[REG_RAX] = -4;                  /* -EINTR */
+	return true;
+}
+
 /* Stack the trampoline needs below the interrupted %rsp, scheduler included. */
 static inline uint64_t __weft_arch_fake_call_depth(void)
 {

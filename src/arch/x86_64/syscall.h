@@ -11,6 +11,7 @@
 #ifndef WEFT_ARCH_INCLUDED_FROM_ARCH_H
 #error "include src/arch/arch.h, not an ISA header"
 #endif
+#include <stdint.h>
 
 static inline long __weft_raw_syscall6(long nr, long a1, long a2, long a3,
 				       long a4, long a5, long a6)
@@ -30,3 +31,9 @@ static inline long __weft_raw_syscall6(long nr, long a1, long a2, long a3,
  * kernel thread asleep in it (takeable.S); __weft_arch_takeable_ret is the
  * address the kernel reports as its PC there. */
 extern const char __weft_arch_takeable_ret[] __attribute__((visibility("hidden")));
+
+/* The one system call pthread_cancel may end (cancellable.S): made unless
+ * a request is due in *cancel (pending, enabled, not exiting), and ended
+ * with -EINTR by a cancel kick (preempt.h, __weft_arch_csys_stop). */
+long __weft_arch_cancellable_syscall(const volatile uint8_t *cancel, long nr, const long args[6])
+	__attribute__((visibility("hidden")));
