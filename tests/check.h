@@ -6,6 +6,7 @@
 #ifndef WEFT_TEST_CHECK_H
 #define WEFT_TEST_CHECK_H
 
+#include <dirent.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -249,6 +250,28 @@ static inline void *test_counting(void *arg)
 		sched_yield();
 	}
 	return NULL;
+}
+
+/* How many of the process's descriptors are pidfds (the link names one:
+ * "anon_inode:[pidfd]", or "pidfd:[...]" on newer kernels).  Only pidfds:
+ * the poller's descriptors appear at its first wait, and the monitor's
+ * come and go. */
+static inline int test_open_pidfds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	CHECK(d != NULL);
+	int n = 0;
+	for (struct dirent *e; (e = readdir(d)) != NULL;) {
+		char p[64], l[64];
+		snprintf(p, sizeof p, "/proc/self/fd/%.40s", e->d_name);
+		ssize_t k = readlink(p, l, sizeof l - 1);
+		if (k > 0) {
+			l[k] = 0;
+			n += strstr(l, "pidfd") != NULL;
+		}
+	}
+	CHECK_OK(closedir(d));
+	return n;
 }
 
 static inline int64_t test_now_ns(void)

@@ -4,15 +4,15 @@
  * NPTL's do while the thread is blocked in the kernel: the UT's cleanup
  * handlers run, pthread_join returns PTHREAD_CANCELED, and the descriptor
  * is left as it was (nothing consumed, no waiter left behind: the next
- * reader gets the data).
+ * reader gets the data; a wait for a child leaves no pidfd open).
  *
  * One case per call: read, readv, write (a full socket), recv, recvmsg,
  * send, accept, connect (a Unix listener with a full backlog), poll, ppoll,
- * select, pselect, epoll_wait, waitpid, waitid.  Then: a request that is
- * already pending acts at the call's entry, before anything is consumed; a
- * UT with cancellation disabled is not cancelled while parked and returns
- * the data when it comes; sendfile, which glibc does not make a
- * cancellation point, is not cancelled while it waits.
+ * select, pselect, epoll_wait, waitpid, waitid, wait (any child).  Then: a
+ * request that is already pending acts at the call's entry, before
+ * anything is consumed; a UT with cancellation disabled is not cancelled
+ * while parked and returns the data when it comes; sendfile, which glibc
+ * does not make a cancellation point, is not cancelled while it waits.
  */
 #include "check.h"
 
@@ -156,6 +156,7 @@ static void s_epoll(void)
 }
 static void c_waitpid(void) { waitpid(child, NULL, 0); }
 static void c_waitid(void) { siginfo_t si; waitid(P_PID, (id_t)child, &si, WEXITED); }
+static void c_wait(void) { wait(NULL); }
 
 static const struct cancel_case cases[] = {
 	{ "read", s_pipe, c_read },       { "readv", s_pipe, c_readv },
@@ -165,7 +166,7 @@ static const struct cancel_case cases[] = {
 	{ "poll", s_pipe, c_poll },       { "ppoll", s_pipe, c_ppoll },
 	{ "select", s_pipe, c_select },   { "pselect", s_pipe, c_pselect },
 	{ "epoll_wait", s_epoll, c_epoll }, { "waitpid", s_child, c_waitpid },
-	{ "waitid", s_child, c_waitid },
+	{ "waitid", s_child, c_waitid },   { "wait", s_child, c_wait },
 };
 
 static void teardown(void)
@@ -190,6 +191,7 @@ static void teardown(void)
 static void run_case(const struct cancel_case *c)
 {
 	c->setup();
+	int pidfds_before = test_open_pidfds();
 	cleaned = parked = returned = 0;
 	pthread_t t;
 	CHECK_OK(pthread_create(&t, NULL, victim, (void *)c));
@@ -205,6 +207,11 @@ static void run_case(const struct cancel_case *c)
 	CHECK_OK(pthread_join(t, &r));
 	if (r != PTHREAD_CANCELED || cleaned != 7 || returned) {
 		fprintf(stderr, "%s: join gave %p, cleanup %d, returned %d\n", c->name, r, cleaned, returned);
+		exit(1);
+	}
+	if (test_open_pidfds() != pidfds_before) {   /* a wait for a child closed its pidfds */
+		fprintf(stderr, "%s: %d pidfds open after the cancel, %d before\n", c->name, test_open_pidfds(),
+			pidfds_before);
 		exit(1);
 	}
 	teardown();

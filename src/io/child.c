@@ -14,7 +14,9 @@
  * the set: those waits, and every wait for any child, also look again at
  * growing intervals (10 ms to 200 ms); a fork() by another UT wakes a wait
  * for any child at once.  Cancellation points; a signal handler run for the
- * waiting UT makes it look once more, then EINTR unless SA_RESTART.
+ * waiting UT makes it look once more, then EINTR unless SA_RESTART.  A
+ * cancelled wait closes its pidfds and leaves the list of any-child waiters
+ * before it unwinds: the list would otherwise point into a frame gone.
  */
 #include "io.h"
 
@@ -176,6 +178,7 @@ static enum io_wake wait_children(idtype_t type, id_t id, int options, int64_t *
 	w.recs = recs;
 	w.nrecs = n;
 	w.cancel_point = 1;
+	w.cancel_late = 1;             /* the pidfds and the any-child entry go first */
 	w.deadline = -1;
 	/* Look again now and then when the set may miss a child: stops and
 	 * continues make no pidfd event, and a wait for any child may miss one
@@ -198,6 +201,8 @@ static enum io_wake wait_children(idtype_t type, id_t id, int options, int64_t *
 			}
 	for (int i = 0; i < k; i++)
 		pidfd_drop(fds[i]);
+	if (how == IO_CANCELED)
+		__weft_hooks.cancel_act();       /* tidied: now unwind */
 	*signo = w.signo;
 	return how == IO_TIMEDOUT ? IO_WOKEN : how;
 }

@@ -245,6 +245,7 @@ enum io_wake {
 	IO_WOKEN = 0,        /* readiness (or a reason to look again): try the call again */
 	IO_TIMEDOUT,         /* the caller's deadline passed */
 	IO_SIGNALED,         /* a signal handler ran for this UT: EINTR, or restart */
+	IO_CANCELED,         /* a cancel request, left to a cancel_late caller to act on */
 };
 
 struct io_waiter {
@@ -259,12 +260,15 @@ struct io_waiter {
 	int64_t quantum_at;            /* when its poll quantum expires (valid while quantum) */
 	uint8_t consuming;
 	uint8_t cancel_point;          /* POSIX lists the call as a cancellation point */
+	uint8_t cancel_late;           /* the caller has things to undo first: a request
+					* comes back as IO_CANCELED, and the caller acts on it */
 	uint8_t quantum;               /* holds the poller's poll quantum (a timer of its own) */
 };
 
 /* Park the caller on w's records until one is ready, the deadline passes,
  * a signal is meant for it, or (a cancellation point) a cancel request
- * comes — which is acted on here, after the records are unlinked.  The
+ * comes — which is acted on here, after the records are unlinked, or (with
+ * cancel_late) returned as IO_CANCELED for the caller to act on.  The
  * records' fds are registered with the poller first; one that cannot be
  * registered makes the wait a poll at growing intervals. */
 enum io_wake __weft_io_wait(struct io_waiter *w) HIDDEN;

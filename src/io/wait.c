@@ -25,9 +25,10 @@
  * How a wait ends: readiness (try again); the caller's deadline; a signal
  * the poller decided was this UT's (poller.c: EINTR, or a restart the call
  * decides with __weft_io_restart); a cancel request at a cancellation point,
- * acted on here once the records are unlinked.  A wait that is not a
- * cancellation point (sendfile, splice, tee) is marked CP_SATISFIED while
- * parked, so pthread_cancel leaves it to finish.
+ * acted on here once the records are unlinked, or handed back to a caller
+ * that must undo something first (cancel_late: child.c's pidfds).  A wait
+ * that is not a cancellation point (sendfile, splice, tee) is marked
+ * CP_SATISFIED while parked, so pthread_cancel leaves it to finish.
  */
 #include "io.h"
 #include "poller.h"
@@ -206,8 +207,11 @@ static enum io_wake io_wait(struct io_waiter *w)
 {
 	struct vp *vp = __weft_vp();
 	struct ut *self = vp->cur;
-	if (w->cancel_point && __weft_cancel_due(self))
+	if (w->cancel_point && __weft_cancel_due(self)) {
+		if (w->cancel_late)
+			return IO_CANCELED;
 		__weft_hooks.cancel_act();
+	}
 	w->ut = self;
 	w->signo = 0;
 	w->quantum = 0;
@@ -236,7 +240,9 @@ static enum io_wake io_wait(struct io_waiter *w)
 	enum io_wake how = IO_WOKEN;
 	if (r == ECANCELED && w->cancel_point) {
 		unlink_all(w, true);
-		__weft_hooks.cancel_act();
+		if (!w->cancel_late)
+			__weft_hooks.cancel_act();
+		how = IO_CANCELED;
 	} else if (r == EINTR) {
 		how = IO_SIGNALED;
 		w->signo = __weft_sig_woken_by();
