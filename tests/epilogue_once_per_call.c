@@ -87,6 +87,9 @@ static const char *switching[] = {
 	"wait", "__wait", "waitpid", "__waitpid", "wait3", "wait4", "waitid",
 	"sendfile", "sendfile64", "splice", "tee",
 	"fclose", "pclose", "freopen", "freopen64",
+	/* system (posix/system.c): one call, whose wait for the shell is the io
+	 * layer's waitpid without its epilogue */
+	"system",
 	/* calls that hand the VP on (runtime/handoff.c, posix/blocking.c) */
 	"fsync", "fdatasync", "syncfs", "flock", "lockf", "lockf64", "semop", "semtimedop",
 	"msgsnd", "msgrcv",
@@ -421,6 +424,7 @@ static void run_io_calls(void)
 	ONE("fclose", fclose(fp));
 	fp = popen("true", "r");
 	ONE("pclose", pclose(fp));
+	ONE("system", system("exit 0"));     /* parks while the shell runs */
 	ONE("closefrom", (closefrom(q[1]), 0));   /* q[1] is the highest of the program's own */
 	close(p[0]);
 	close(p[1]);

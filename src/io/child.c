@@ -17,6 +17,8 @@
  * waiting UT makes it look once more, then EINTR unless SA_RESTART.  A
  * cancelled wait closes its pidfds and leaves the list of any-child waiters
  * before it unwinds: the list would otherwise point into a frame gone.
+ * Also posix/system.c's wait for its shell (__weft_io_waitpid): the same
+ * wait, inside that call.
  */
 #include "io.h"
 
@@ -249,6 +251,13 @@ EXPORT pid_t waitpid(pid_t pid, int *status, int options)
 }
 
 EXPORT pid_t __waitpid(pid_t pid, int *status, int options) IO_ALIAS(waitpid);
+
+long __weft_io_waitpid(pid_t pid, int *status)
+{
+	if (!__weft_io_on_vp())
+		return io_sys4(SYS_wait4, pid, status, 0, 0);
+	return do_wait4(pid, status, 0, NULL);
+}
 
 EXPORT pid_t wait(int *status)
 {

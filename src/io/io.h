@@ -374,6 +374,10 @@ void __weft_io_poller_move(int fd) HIDDEN;
  * parked under another count is a copy of a parent's UT (poller.c). */
 /* A new child process may exist: waiters for "any child" look again. */
 void __weft_io_children_changed(void) HIDDEN;
+/* waitpid(pid, status, 0) without an exported call's entry and epilogue:
+ * posix/system.c's wait for its shell, inside system()'s own call.  Parks
+ * only the caller; a cancellation point.  The pid, or -errno. */
+long __weft_io_waitpid(pid_t pid, int *status) HIDDEN;
 
 /* ---- shared helpers ---- */
 /* Program signals the dispatcher has seen (Weft's tick is not one). */
