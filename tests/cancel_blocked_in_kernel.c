@@ -5,7 +5,9 @@
  *     record a child process holds (runtime/handoff.c, the cancellable
  *     bracket);
  *   - taken off the VP by the monitor while it waits: open of a FIFO no
- *     one writes, mq_receive on an empty queue (posix/points.c);
+ *     one writes, mq_receive on an empty queue (posix/points.c),
+ *     aio_suspend on a read of an empty pipe (posix/aio.c, which also
+ *     returns at once for a done operation and EAGAIN after its timeout);
  * Each time the cleanup handler runs, the join returns PTHREAD_CANCELED
  * within a generous bound, and a counting UT went on counting meanwhile.
  * A request made before the call acts before it: the call has no effect
@@ -13,6 +15,7 @@
  * interrupts nothing: msgrcv waits on and returns the message (no EINTR
  * leaks from the kick), and the request acts at the next point. */
 #include "check.h"
+#include <aio.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <mqueue.h>
@@ -116,6 +119,27 @@ static __attribute__((unused)) void *in_fifo_open(void *arg)
 	entered = 1;
 	int r = open(fifo_path, O_RDONLY);
 	fprintf(stderr, "open of the FIFO returned %d (errno %d)\n", r, errno);
+	pthread_cleanup_pop(0);
+	return NULL;
+}
+
+static int aio_pipe[2];
+
+static __attribute__((unused)) void *in_aio_suspend(void *arg)
+{
+	(void)arg;
+	static char buf[16];
+	struct aiocb cb;
+	memset(&cb, 0, sizeof cb);
+	cb.aio_fildes = aio_pipe[0];
+	cb.aio_buf = buf;
+	cb.aio_nbytes = sizeof buf;
+	CHECK_OK(aio_read(&cb));
+	const struct aiocb *list[1] = { &cb };
+	pthread_cleanup_push(on_cancel, NULL);
+	entered = 1;
+	int r = aio_suspend(list, 1, NULL);
+	fprintf(stderr, "aio_suspend returned %d (errno %d)\n", r, errno);
 	pthread_cleanup_pop(0);
 	return NULL;
 }
@@ -258,7 +282,7 @@ int main(void)
 
 #ifdef WEFT_TEST_SANITIZE
 	/* printed, not hidden: the calls the monitor takes off the VP */
-	fprintf(stderr, "cancel_blocked_in_kernel: the FIFO open and mq_receive cases not run: "
+	fprintf(stderr, "cancel_blocked_in_kernel: the FIFO open, mq_receive and aio_suspend cases not run: "
 			"sanitizer builds have no monitor (runtime/monitor.c)\n");
 #else
 	snprintf(fifo_path, sizeof fifo_path, "/tmp/weft-cancel-fifo-%d", (int)getpid());
@@ -279,6 +303,34 @@ int main(void)
 		cancel_in("mq_receive", in_mq_receive);
 		mq_close(mq);
 	}
+
+	/* aio_suspend on a read of an empty pipe: cancelled in its wait;
+	 * then it returns at once for a done read, and EAGAIN after its
+	 * timeout for one that stays pending */
+	CHECK_OK(pipe(aio_pipe));
+	cancel_in("aio_suspend", in_aio_suspend);
+	CHECK_EQ(write(aio_pipe[1], "d", 1), 1);     /* completes the cancelled UT's read */
+	static char abuf[4];
+	struct aiocb cb;
+	memset(&cb, 0, sizeof cb);
+	cb.aio_fildes = aio_pipe[0];
+	cb.aio_buf = abuf;
+	cb.aio_nbytes = 1;
+	const struct aiocb *list[1] = { &cb };
+	CHECK_OK(aio_read(&cb));
+	struct timespec tenth = { 0, 100 * 1000000 };
+	int64_t t0 = test_now_ns();
+	errno = 0;
+	CHECK_EQ(aio_suspend(list, 1, &tenth), -1);
+	CHECK_EQ(errno, EAGAIN);
+	int64_t waited = test_now_ns() - t0;
+	CHECK(waited >= 100 * 1000000LL && waited < 1000 * 1000000LL);
+	CHECK_EQ(write(aio_pipe[1], "e", 1), 1);
+	CHECK_OK(aio_suspend(list, 1, NULL));
+	CHECK_EQ(aio_return(&cb), 1);
+	CHECK_EQ(abuf[0], 'e');
+	close(aio_pipe[0]);
+	close(aio_pipe[1]);
 #endif
 
 	/* a request made before the call: it acts first, the call does nothing */

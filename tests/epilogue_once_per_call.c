@@ -42,6 +42,7 @@
 #include <sys/uio.h>
 #include <sys/wait.h>
 #include <stdatomic.h>
+#include <aio.h>
 #include <mqueue.h>
 #include <termios.h>
 
@@ -96,7 +97,7 @@ static const char *switching[] = {
 	/* cancellation points made as takeable calls (posix/points.c) */
 	"open", "open64", "openat", "openat64", "creat", "creat64", "__open_2", "__open64_2",
 	"__openat_2", "__openat64_2", "msync", "tcdrain", "mq_send", "mq_receive", "mq_timedsend",
-	"mq_timedreceive",
+	"mq_timedreceive", "aio_suspend", "aio_suspend64",
 	/* POSIX timers (posix/timer_thread.c), measured on a SIGEV_THREAD
 	 * timer; on the kernel's own timers they are the system call alone */
 	"timer_create", "timer_settime", "timer_gettime", "timer_getoverrun", "timer_delete",
@@ -692,6 +693,24 @@ static void run_calls(void)
 	ONE("mq_timedreceive", (int)mq_timedreceive(mq, qmsg, sizeof qmsg, &qprio, &qsoon));
 	if (mq != (mqd_t)-1)
 		mq_close(mq);
+	/* aio_suspend (posix/aio.c) on an operation already done */
+	static char abuf[1];
+	int ap[2];
+	CHECK_OK(pipe(ap));
+	struct aiocb acb;
+	memset(&acb, 0, sizeof acb);
+	acb.aio_fildes = ap[1];
+	acb.aio_buf = abuf;
+	acb.aio_nbytes = 1;
+	CHECK_OK(aio_write(&acb));
+	const struct aiocb *alist[1] = { &acb };
+	while (aio_error(&acb) == EINPROGRESS)
+		ONE("aio_suspend", aio_suspend(alist, 1, NULL));
+	ONE("aio_suspend", aio_suspend(alist, 1, NULL));
+	ONE("aio_suspend64", aio_suspend64((const struct aiocb64 *const *)alist, 1, NULL));
+	CHECK_EQ(aio_return(&acb), 1);
+	close(ap[0]);
+	close(ap[1]);
 
 	/* a SIGEV_THREAD timer: its delete waits for the timer's own UT */
 	struct sigevent sev;

@@ -49,7 +49,9 @@
  * cur, carrier and the switch count without the VP, only to decide (every
  * decision is re-checked after the fence); it writes runtime state only
  * between a successful check and the handoff, while K sleeps in the kernel
- * and nobody else carries the VP.  Any kernel thread reads take.
+ * and nobody else carries the VP.  Any kernel thread reads take.  Of an
+ * away UT it reads csys_tid and the cancel bits (a byte pthread_cancel
+ * sets before it reads csys_tid), only to repeat a cancel kick.
  */
 #include "rt.h"
 #include "../arch/valgrind_req.h"
@@ -314,7 +316,15 @@ back_off:
 static void kick_one(struct kt *k)
 {
 	struct sample s;
-	if (__atomic_load_n(&k->away, __ATOMIC_ACQUIRE) && sample(k->tid, &s) && !s.asleep)
+	struct ut *x = __atomic_load_n(&k->away, __ATOMIC_ACQUIRE);
+	if (!x)
+		return;
+	/* its UT cancelled while in a cancellable call (handoff.c): the kick
+	 * again, every period, in case pthread_cancel's own was merged with
+	 * a tick's signal pending on k (one signal number, not queued) */
+	if (__atomic_load_n(&x->csys_tid, __ATOMIC_ACQUIRE) == k->tid && __weft_cancel_due(x))
+		__weft_preempt_cancel_kick(k->tid);
+	if (sample(k->tid, &s) && !s.asleep)
 		__weft_preempt_kick_away(k);
 }
 

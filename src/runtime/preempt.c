@@ -468,7 +468,12 @@ static void away_tick(pid_t me, ucontext_t *uc, const siginfo_t *si)
 		k->timers.retry_armed = 0;
 	uintptr_t pc = __weft_arch_pc(uc), sp = __weft_arch_sp(uc);
 	if (__weft_pc_protected(pc) || !stack_has_room(x, sp)) {
-		arm_retry_kt(&k->timers, slice_floor_ns ? slice_floor_ns : MIN_SLICE_NS);
+		/* On a syscall instruction: the kernel restarts the call this
+		 * signal interrupted (or k is about to make one), and k sleeps
+		 * in it again.  A retry would only wake it again, soon and
+		 * forever; the monitor kicks k once it runs (monitor.c). */
+		if (!__weft_arch_at_syscall(uc))
+			arm_retry_kt(&k->timers, slice_floor_ns ? slice_floor_ns : MIN_SLICE_NS);
 		return;
 	}
 	__weft_arch_fake_call(uc);

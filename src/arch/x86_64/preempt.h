@@ -66,6 +66,15 @@ static inline bool __weft_arch_csys_stop(ucontext_t *uc)
 	return true;
 }
 
+/* The interrupted PC is on a syscall instruction (0f 05): the kernel put it
+ * back there to restart the call the signal interrupted, or the call is
+ * the next thing done. */
+static inline bool __weft_arch_at_syscall(const ucontext_t *uc)
+{
+	const uint8_t *pc = (const uint8_t *)(uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
+	return pc[0] == 0x0f && pc[1] == 0x05;
+}
+
 /* Stack the trampoline needs below the interrupted %rsp, scheduler included. */
 static inline uint64_t __weft_arch_fake_call_depth(void)
 {
