@@ -7,7 +7,9 @@
  *   - taken off the VP by the monitor while it waits: open of a FIFO no
  *     one writes, mq_receive on an empty queue (posix/points.c),
  *     aio_suspend on a read of an empty pipe (posix/aio.c, which also
- *     returns at once for a done operation and EAGAIN after its timeout);
+ *     returns at once for a done operation and EAGAIN after its timeout),
+ *     and fgets on an empty pipe, where libc makes its own cancellable
+ *     read (the FILE is usable after: its lock was released);
  * Each time the cleanup handler runs, the join returns PTHREAD_CANCELED
  * within a generous bound, and a counting UT went on counting meanwhile.
  * A request made before the call acts before it: the call has no effect
@@ -124,6 +126,19 @@ static __attribute__((unused)) void *in_fifo_open(void *arg)
 }
 
 static int aio_pipe[2];
+static FILE *stdio_in;
+
+static __attribute__((unused)) void *in_fgets(void *arg)
+{
+	(void)arg;
+	char line[64];
+	pthread_cleanup_push(on_cancel, NULL);
+	entered = 1;
+	char *r = fgets(line, sizeof line, stdio_in);
+	fprintf(stderr, "fgets returned %p\n", (void *)r);
+	pthread_cleanup_pop(0);
+	return NULL;
+}
 
 static __attribute__((unused)) void *in_aio_suspend(void *arg)
 {
@@ -282,7 +297,7 @@ int main(void)
 
 #ifdef WEFT_TEST_SANITIZE
 	/* printed, not hidden: the calls the monitor takes off the VP */
-	fprintf(stderr, "cancel_blocked_in_kernel: the FIFO open, mq_receive and aio_suspend cases not run: "
+	fprintf(stderr, "cancel_blocked_in_kernel: the FIFO open, mq_receive, fgets and aio_suspend cases not run: "
 			"sanitizer builds have no monitor (runtime/monitor.c)\n");
 #else
 	snprintf(fifo_path, sizeof fifo_path, "/tmp/weft-cancel-fifo-%d", (int)getpid());
@@ -303,6 +318,22 @@ int main(void)
 		cancel_in("mq_receive", in_mq_receive);
 		mq_close(mq);
 	}
+
+	/* fgets on an empty pipe: glibc's own read, a cancellation point Weft
+	 * does not wrap, ended where it waits off the VP (runtime/preempt.c,
+	 * away_cancel); the unwind releases the FILE's lock, so another UT
+	 * reads the same FILE afterwards */
+	int sp[2];
+	CHECK_OK(pipe(sp));
+	stdio_in = fdopen(sp[0], "r");
+	CHECK(stdio_in != NULL);
+	cancel_in("fgets", in_fgets);
+	CHECK_EQ(write(sp[1], "after\n", 6), 6);
+	char again_line[16];
+	CHECK(fgets(again_line, sizeof again_line, stdio_in) == again_line);
+	CHECK(strcmp(again_line, "after\n") == 0);
+	fclose(stdio_in);
+	close(sp[1]);
 
 	/* aio_suspend on a read of an empty pipe: cancelled in its wait;
 	 * then it returns at once for a done read, and EAGAIN after its

@@ -107,6 +107,16 @@ static void cancel_other(struct vp *vp, struct ut *t)
 		__weft_preempt_cancel_kick(tid);
 		return;
 	}
+	/* Taken off the VP by the monitor in code Weft did not wrap: if that
+	 * is one of libc's own cancellable calls, the kick ends it and the UT
+	 * acts when back (runtime/preempt.c, away_cancel); else it finds
+	 * nothing to do, and the monitor repeats it while the UT is away. */
+	if (t->away) {
+		struct kt *k = __weft_kt_away_with(t);
+		if (k)
+			__weft_preempt_cancel_kick(k->tid);
+		return;
+	}
 	if (t->state != UT_BLOCKED)
 		return;
 	/* Off the VP in the kernel: a process-shared condition or semaphore

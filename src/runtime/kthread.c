@@ -576,6 +576,16 @@ struct kt *__weft_kt_by_tid(pid_t tid)
 	return NULL;
 }
 
+struct kt *__weft_kt_away_with(const struct ut *x)
+{
+	if (__atomic_load_n(&kts.kt0.away, __ATOMIC_ACQUIRE) == x)
+		return &kts.kt0;
+	for (struct kt *k = __atomic_load_n(&kts.all, __ATOMIC_ACQUIRE); k; k = k->all_next)
+		if (__atomic_load_n(&k->away, __ATOMIC_ACQUIRE) == x)
+			return k;
+	return NULL;
+}
+
 void __weft_kt_give_vp(struct kt *k, struct vp *vp)
 {
 	k->vp = vp;

@@ -479,6 +479,38 @@ static void away_tick(pid_t me, ucontext_t *uc, const siginfo_t *si)
 	__weft_arch_fake_call(uc);
 }
 
+/*
+ * A cancel kick on a kernel thread away from the VP whose UT waits in one
+ * of libc's own cancellable system calls (stdio's read and write, ...),
+ * which glibc marks by setting CANCELTYPE in THREAD_SELF's cancelhandling
+ * around the call (LIBC_CANCEL_ASYNC).  The call is ended — a restart is
+ * not made, a waiting call has returned EINTR — and a fake call sends the
+ * UT home, where the trampoline acts on the request
+ * (__weft_preempt_trampoline_body); the unwind goes through libc's frames
+ * as NPTL's does from its cancel signal's handler.  The mark is taken off
+ * here: the word is the VP's (its UTs share THREAD_SELF) and libc's reset
+ * after the call will not run.  Reads its own kt, the UT's cancel bits and
+ * the word; writes the UT's libc_cancel (the UT is away: nobody else
+ * does).
+ */
+static void away_cancel(ucontext_t *uc)
+{
+	pid_t me = (pid_t)__weft_raw_syscall6(SYS_gettid, 0, 0, 0, 0, 0, 0);
+	struct kt *k = __weft_kt_by_tid(me);
+	struct ut *x = k ? __atomic_load_n(&k->away, __ATOMIC_ACQUIRE) : NULL;
+	if (!x || !__weft_cancel_due(x))
+		return;
+	volatile int *ch = __weft_tls_glibc_cancelhandling();
+	if (!ch || !(__atomic_load_n(ch, __ATOMIC_RELAXED) & GLIBC_CANCELTYPE))
+		return;
+	uintptr_t pc = __weft_arch_pc(uc), sp = __weft_arch_sp(uc);
+	if (__weft_pc_in_weft(pc) || !stack_has_room(x, sp) || !__weft_arch_end_syscall(uc))
+		return;
+	__atomic_and_fetch(ch, ~GLIBC_CANCELTYPE, __ATOMIC_RELAXED);
+	x->libc_cancel = 1;
+	__weft_arch_fake_call(uc);
+}
+
 void __weft_preempt_kick_away(struct kt *k)
 {
 	if (slicing_possible)
@@ -515,7 +547,8 @@ static void on_tick(int sig, siginfo_t *si, void *ucv)
 	 * call (handoff.c) or finds nothing to do; it never preempts (it
 	 * reads only the context and the bits %rbx names there) */
 	if (si->si_value.sival_int == TIMER_CANCEL) {
-		__weft_arch_csys_stop(uc);
+		if (!__weft_arch_csys_stop(uc))
+			away_cancel(uc);
 		goto out;
 	}
 	if (calibrating) {
@@ -832,6 +865,12 @@ void __weft_preempt_trampoline_body(void)
 	 * away_tick) goes home here and comes back on the VP */
 	if (!__weft_enter())
 		return;
+	struct ut *self = __weft_self();
+	if (unlikely(self->libc_cancel)) {
+		/* sent home by away_cancel from one of libc's cancellable calls */
+		self->libc_cancel = 0;
+		__weft_testcancel();
+	}
 	struct vp *vp = __weft_vp();
 	uint64_t before = vp->stat.switches;
 	__weft_preempted();

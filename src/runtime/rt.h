@@ -204,6 +204,12 @@ struct ut {
 	uint8_t sig_intr;             /* its wait (not a cancellation point) may end
 				       * with EINTR for a handler: the caller waits
 				       * again (a mutex) or decides (the I/O waits) */
+	uint8_t libc_cancel;          /* its kernel thread, away in one of libc's own
+				       * cancellable calls, ended it for a cancel
+				       * (preempt.c, away_cancel): the fake call's
+				       * trampoline acts once it is back on the VP.
+				       * Written by that kernel thread's handler while
+				       * away, read and cleared by the UT itself */
 	int wake;                     /* result handed over by unpark */
 	int saved_errno;              /* errno while not running */
 	pid_t csys_tid;               /* the kernel thread making its cancellable system call
@@ -884,6 +890,16 @@ bool __weft_tls_takeover_prepare(void) HIDDEN;
 /* The monitor, holding the VP: turn per-UT TLS on (the running UT keeps
  * the first kernel thread's block). */
 void __weft_tls_takeover_turn_on(void) HIDDEN;
+/* glibc's cancellation word of the calling context (THREAD_SELF's
+ * cancelhandling), or NULL when its layout is not known to hold; its
+ * CANCELTYPE bit (GLIBC_CANCELTYPE) is set while libc makes one of its own
+ * cancellable system calls (LIBC_CANCEL_ASYNC, glibc 2.36).  Async-signal-
+ * safe. */
+volatile int *__weft_tls_glibc_cancelhandling(void) HIDDEN;
+/* The same word under the thread pointer tp (the monitor's look at a UT
+ * away: its own thread block). */
+volatile int *__weft_tls_glibc_cancelhandling_of(const void *tp) HIDDEN;
+#define GLIBC_CANCELTYPE 0x02
 /* Give a new UT its thread block at the top of its stack; *stack_top is
  * where its stack then starts.  0, EAGAIN or EINVAL (no room). */
 int __weft_tls_attach(struct ut *t, char **stack_top) HIDDEN;
@@ -1565,6 +1581,9 @@ void __weft_kt_guest_carry(struct kt *k) HIDDEN;
 /* The kt of kernel thread `tid`, or NULL (any thread, signal-safe: the list
  * only grows and a kt is never freed). */
 struct kt *__weft_kt_by_tid(pid_t tid) HIDDEN;
+/* The kernel thread the monitor took away with x (its k->away), or NULL.
+ * Any thread; the list never shrinks. */
+struct kt *__weft_kt_away_with(const struct ut *x) HIDDEN;
 /* The calling kernel thread is one Weft is making and its creator waits
  * (kthread.c's kts.birth); its glibc stack. */
 bool __weft_kt_in_birth(void) HIDDEN;

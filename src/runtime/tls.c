@@ -586,6 +586,25 @@ bool __weft_tls_takeover_prepare(void)
 	return true;
 }
 
+/* glibc's own cancellation word of the calling context: THREAD_SELF's
+ * cancelhandling, THREAD_SELF being the header's `self` under the thread
+ * pointer (for a UT, its VP's kernel thread: tcb_fill).  NULL while the
+ * layout facts have not been checked, or do not hold.  Async-signal-safe
+ * (a load of the header; the facts are written once, at start-up or at
+ * the monitor's start, before any takeover). */
+volatile int *__weft_tls_glibc_cancelhandling_of(const void *tp)
+{
+	const struct tcb_header *h = tp;
+	if (!tls.usable || !h || !h->self)
+		return NULL;
+	return (volatile int *)((char *)h->self + TCB_CANCELHANDLING);
+}
+
+volatile int *__weft_tls_glibc_cancelhandling(void)
+{
+	return __weft_tls_glibc_cancelhandling_of(__weft_arch_tp_get());
+}
+
 void __weft_tls_takeover_turn_on(void)
 {
 	if (tls.mode != TLS_PER_UT && takeover.ready)

@@ -75,6 +75,22 @@ static inline bool __weft_arch_at_syscall(const ucontext_t *uc)
 	return pc[0] == 0x0f && pc[1] == 0x05;
 }
 
+/* A system call this signal interrupted ends with -EINTR: on its syscall
+ * instruction (the kernel restarts it) the PC steps over it with -EINTR
+ * in %rax; just after one, %rax must already be -EINTR.  False when the
+ * PC is at neither (not interrupted in a system call). */
+static inline bool __weft_arch_end_syscall(ucontext_t *uc)
+{
+	greg_t *g = uc->uc_mcontext.gregs;
+	const uint8_t *pc = (const uint8_t *)(uintptr_t)g[REG_RIP];
+	if (__weft_arch_at_syscall(uc)) {
+		g[REG_RIP] += 2;
+		g[REG_RAX] = -4;          /* -EINTR */
+		return true;
+	}
+	return g[REG_RAX] == -4 && pc[-2] == 0x0f && pc[-1] == 0x05;
+}
+
 /* Stack the trampoline needs below the interrupted %rsp, scheduler included. */
 static inline uint64_t __weft_arch_fake_call_depth(void)
 {
