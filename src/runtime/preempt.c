@@ -53,6 +53,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <linux/futex.h>
@@ -493,6 +494,29 @@ static void away_tick(pid_t me, ucontext_t *uc, const siginfo_t *si)
  * the word; writes the UT's libc_cancel (the UT is away: nobody else
  * does).
  */
+/* The system calls glibc 2.36 makes as cancellation points (SYSCALL_CANCEL)
+ * among those the kernel restarts after a handler (ERESTARTSYS): the rest
+ * end with EINTR and show no number. */
+static bool libc_cancellable_call(long nr, long a2)
+{
+	switch (nr) {
+	case SYS_read: case SYS_write: case SYS_readv: case SYS_writev:
+	case SYS_pread64: case SYS_pwrite64: case SYS_preadv: case SYS_pwritev:
+	case SYS_preadv2: case SYS_pwritev2: case SYS_open: case SYS_openat: case SYS_creat:
+	case SYS_close: case SYS_wait4: case SYS_waitid: case SYS_accept: case SYS_accept4:
+	case SYS_connect: case SYS_recvfrom: case SYS_sendto: case SYS_recvmsg: case SYS_sendmsg:
+	case SYS_recvmmsg: case SYS_sendmmsg: case SYS_msgrcv: case SYS_msgsnd: case SYS_fsync:
+	case SYS_fdatasync: case SYS_msync: case SYS_mq_timedsend: case SYS_mq_timedreceive:
+		return true;
+	case SYS_fcntl:
+		return a2 == F_SETLKW || a2 == F_OFD_SETLKW;
+	case SYS_ioctl:
+		return a2 == TCSBRK;              /* tcdrain */
+	default:
+		return false;
+	}
+}
+
 static void away_cancel(ucontext_t *uc)
 {
 	pid_t me = (pid_t)__weft_raw_syscall6(SYS_gettid, 0, 0, 0, 0, 0, 0);
@@ -504,7 +528,16 @@ static void away_cancel(ucontext_t *uc)
 	if (!ch || !(__atomic_load_n(ch, __ATOMIC_RELAXED) & GLIBC_CANCELTYPE))
 		return;
 	uintptr_t pc = __weft_arch_pc(uc), sp = __weft_arch_sp(uc);
-	if (__weft_pc_in_weft(pc) || !stack_has_room(x, sp) || !__weft_arch_end_syscall(uc))
+	if (__weft_pc_in_weft(pc) || !stack_has_room(x, sp))
+		return;
+	/* The mark is the VP's: another UT of it may have set it.  A call the
+	 * kernel restarts shows its number: it must be one libc makes
+	 * cancellable, never a futex wait of libc's own locks, whose unwind
+	 * would leave a lock half taken. */
+	long nr, a1, a2;
+	if (__weft_arch_restarting(uc, &nr, &a1, &a2) && !libc_cancellable_call(nr, a2))
+		return;
+	if (!__weft_arch_end_syscall(uc))
 		return;
 	__atomic_and_fetch(ch, ~GLIBC_CANCELTYPE, __ATOMIC_RELAXED);
 	x->libc_cancel = 1;

@@ -75,6 +75,19 @@ static inline bool __weft_arch_at_syscall(const ucontext_t *uc)
 	return pc[0] == 0x0f && pc[1] == 0x05;
 }
 
+/* On a syscall instruction (the kernel restarts the call this signal
+ * interrupted): its number and its first two arguments. */
+static inline bool __weft_arch_restarting(const ucontext_t *uc, long *nr, long *a1, long *a2)
+{
+	if (!__weft_arch_at_syscall(uc))
+		return false;
+	const greg_t *g = uc->uc_mcontext.gregs;
+	*nr = g[REG_RAX];
+	*a1 = g[REG_RDI];
+	*a2 = g[REG_RSI];
+	return true;
+}
+
 /* A system call this signal interrupted ends with -EINTR: on its syscall
  * instruction (the kernel restarts it) the PC steps over it with -EINTR
  * in %rax; just after one, %rax must already be -EINTR.  False when the
