@@ -10,11 +10,14 @@
 
 #include <fcntl.h>
 #include <semaphore.h>
+#include <stdatomic.h>
 
 #define N 1000000L
 
 static sem_t go;
-static volatile long parked, done;
+/* atomic: a tick may preempt a UT between the load and the store of a
+ * plain ++, and another UT's increment in between would be lost */
+static atomic_long parked, done;
 
 static void *idle_ut(void *arg)
 {

@@ -107,13 +107,13 @@ static void cancel_other(struct vp *vp, struct ut *t)
 		__weft_preempt_cancel_kick(tid);
 		return;
 	}
-	/* Taken off the VP by the monitor in code Weft did not wrap: if that
-	 * is one of libc's own cancellable calls, the kick ends it and the UT
-	 * acts when back (runtime/preempt.c, away_cancel); else it finds
-	 * nothing to do, and the monitor repeats it while the UT is away. */
+	/* Taken off the VP by the monitor in code Weft did not wrap: in one of
+	 * libc's own cancellable calls (glibc's mark is up), the kick ends it
+	 * and the UT acts when back (runtime/preempt.c, away_cancel); the
+	 * monitor repeats it while the mark is up and the UT away. */
 	if (t->away) {
 		struct kt *k = __weft_kt_away_with(t);
-		if (k)
+		if (k && __weft_tls_glibc_marked(t->tp))
 			__weft_preempt_cancel_kick(k->tid);
 		return;
 	}

@@ -313,14 +313,6 @@ back_off:
 /* A kernel thread away from the VP that runs again (not asleep in the call
  * it was taken in) but has not entered Weft: the tick's signal sends it
  * home at its next safe point (preempt.c, __weft_preempt_away). */
-/* An away UT in one of libc's own cancellable calls (glibc's mark in the
- * THREAD_SELF of its own thread block: preempt.c, away_cancel). */
-static bool libc_cancellable(const struct ut *x)
-{
-	volatile int *ch = __weft_tls_glibc_cancelhandling_of(x->tp);
-	return ch && (__atomic_load_n(ch, __ATOMIC_RELAXED) & GLIBC_CANCELTYPE);
-}
-
 static void kick_one(struct kt *k)
 {
 	struct sample s;
@@ -331,7 +323,7 @@ static void kick_one(struct kt *k)
 	 * again, every period, in case pthread_cancel's own was merged with
 	 * a tick's signal pending on k (one signal number, not queued) */
 	if (__weft_cancel_due(x) && (__atomic_load_n(&x->csys_tid, __ATOMIC_ACQUIRE) == k->tid ||
-				     libc_cancellable(x)))
+				     __weft_tls_glibc_marked(x->tp)))
 		__weft_preempt_cancel_kick(k->tid);
 	if (sample(k->tid, &s) && !s.asleep)
 		__weft_preempt_kick_away(k);

@@ -484,8 +484,8 @@ static void away_tick(pid_t me, ucontext_t *uc, const siginfo_t *si)
  * A cancel kick on a kernel thread away from the VP whose UT waits in one
  * of libc's own cancellable system calls (stdio's read and write, ...),
  * which glibc marks by setting CANCELTYPE in THREAD_SELF's cancelhandling
- * around the call (LIBC_CANCEL_ASYNC).  The call is ended — a restart is
- * not made, a waiting call has returned EINTR — and a fake call sends the
+ * around the call (LIBC_CANCEL_ASYNC).  The call, one the kernel is about
+ * to restart, is not made again — it returns EINTR — and a fake call sends the
  * UT home, where the trampoline acts on the request
  * (__weft_preempt_trampoline_body); the unwind goes through libc's frames
  * as NPTL's does from its cancel signal's handler.  The mark is taken off
@@ -522,7 +522,9 @@ static void away_cancel(ucontext_t *uc)
 	pid_t me = (pid_t)__weft_raw_syscall6(SYS_gettid, 0, 0, 0, 0, 0, 0);
 	struct kt *k = __weft_kt_by_tid(me);
 	struct ut *x = k ? __atomic_load_n(&k->away, __ATOMIC_ACQUIRE) : NULL;
-	if (!x || !__weft_cancel_due(x))
+	/* a call Weft made cancellable ends on its own (csys_stop, or the
+	 * EINTR that aio.c's slices look at) */
+	if (!x || !__weft_cancel_due(x) || __atomic_load_n(&x->csys_tid, __ATOMIC_ACQUIRE))
 		return;
 	volatile int *ch = __weft_tls_glibc_cancelhandling();
 	if (!ch || !(__atomic_load_n(ch, __ATOMIC_RELAXED) & GLIBC_CANCELTYPE))
@@ -530,12 +532,15 @@ static void away_cancel(ucontext_t *uc)
 	uintptr_t pc = __weft_arch_pc(uc), sp = __weft_arch_sp(uc);
 	if (__weft_pc_in_weft(pc) || !stack_has_room(x, sp))
 		return;
-	/* The mark is the VP's: another UT of it may have set it.  A call the
-	 * kernel restarts shows its number: it must be one libc makes
-	 * cancellable, never a futex wait of libc's own locks, whose unwind
-	 * would leave a lock half taken. */
+	/* The mark is the VP's: another UT of it may have set it, and libc
+	 * marks its cancellable futex waits too (aio_suspend's), whose unwind
+	 * from inside would leave its wait lists and locks half done.  So only
+	 * a call the kernel restarts, whose number shows, and one of the I/O
+	 * calls libc makes cancellable; one that ended with EINTR (its number
+	 * gone) goes back to libc, which returns it (EINTR is a cancellation
+	 * point's to give), and the monitor's next kick tries again. */
 	long nr, a1, a2;
-	if (__weft_arch_restarting(uc, &nr, &a1, &a2) && !libc_cancellable_call(nr, a2))
+	if (!__weft_arch_restarting(uc, &nr, &a1, &a2) || !libc_cancellable_call(nr, a2))
 		return;
 	if (!__weft_arch_end_syscall(uc))
 		return;

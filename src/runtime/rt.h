@@ -899,6 +899,9 @@ volatile int *__weft_tls_glibc_cancelhandling(void) HIDDEN;
 /* The same word under the thread pointer tp (the monitor's look at a UT
  * away: its own thread block). */
 volatile int *__weft_tls_glibc_cancelhandling_of(const void *tp) HIDDEN;
+/* glibc's mark is up in that word: one of libc's own cancellable calls is
+ * being made under tp (by its UT or, the word being the VP's, another). */
+bool __weft_tls_glibc_marked(const void *tp) HIDDEN;
 #define GLIBC_CANCELTYPE 0x02
 /* Give a new UT its thread block at the top of its stack; *stack_top is
  * where its stack then starts.  0, EAGAIN or EINVAL (no room). */

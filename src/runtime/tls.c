@@ -600,6 +600,12 @@ volatile int *__weft_tls_glibc_cancelhandling_of(const void *tp)
 	return (volatile int *)((char *)h->self + TCB_CANCELHANDLING);
 }
 
+bool __weft_tls_glibc_marked(const void *tp)
+{
+	volatile int *ch = __weft_tls_glibc_cancelhandling_of(tp);
+	return ch && (__atomic_load_n(ch, __ATOMIC_RELAXED) & GLIBC_CANCELTYPE);
+}
+
 volatile int *__weft_tls_glibc_cancelhandling(void)
 {
 	return __weft_tls_glibc_cancelhandling_of(__weft_arch_tp_get());
