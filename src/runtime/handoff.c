@@ -215,6 +215,16 @@ long __weft_blocking_call(long nr, const long args[6], const struct weft_bounce 
 	return blocking_call(nr, args, bb, nb, handed_only ? CALL_HANDED_ONLY : 0, weft_eintr);
 }
 
+/* The call ended with EINTR: true when no program signal can have caused
+ * it (Weft's tick or kick did), so the wrapper makes the call again.
+ * Handed on, only Weft's own signals reach the call (every other one is
+ * blocked on its kernel thread); kept, only a program signal the
+ * dispatcher saw counts. */
+static bool eintr_is_weft(const struct weft_blocking *b)
+{
+	return b->handed || __weft_vp()->async.caught == b->caught;
+}
+
 /* One attempt at the call, in the bracket: its result, and whether an
  * EINTR it ended with is Weft's own (a tick, a kick: made again). */
 static long bracketed(struct ut *x, long nr, const long a[6], unsigned how, bool *weft_eintr)
@@ -229,8 +239,7 @@ static long bracketed(struct ut *x, long nr, const long a[6], unsigned how, bool
 	else
 		r = __weft_raw_syscall6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
 	__weft_blocking_end(&bk);
-	/* handed on, only Weft's own signals reach the call */
-	*weft_eintr = r == -EINTR && (bk.handed || __weft_blocking_eintr_is_weft(&bk));
+	*weft_eintr = r == -EINTR && eintr_is_weft(&bk);
 	return r;
 }
 
@@ -285,13 +294,6 @@ static long blocking_call(long nr, const long args[6], const struct weft_bounce 
 	return bracketed(x, nr, a, how, weft_eintr);
 }
 
-bool __weft_blocking_eintr_is_weft(const struct weft_blocking *b)
-{
-	/* handed on: every signal was blocked, so the kernel cannot have
-	 * interrupted the call; kept: only a program signal the dispatcher
-	 * saw counts */
-	return !b->handed && __weft_vp()->async.caught == b->caught;
-}
 
 void __weft_inbox_drain_slow(struct vp *vp)
 {

@@ -539,11 +539,10 @@ static void away_cancel(ucontext_t *uc)
 	 * calls libc makes cancellable; one that ended with EINTR (its number
 	 * gone) goes back to libc, which returns it (EINTR is a cancellation
 	 * point's to give), and the monitor's next kick tries again. */
-	long nr, a1, a2;
-	if (!__weft_arch_restarting(uc, &nr, &a1, &a2) || !libc_cancellable_call(nr, a2))
+	long nr, a2;
+	if (!__weft_arch_restarting(uc, &nr, &a2) || !libc_cancellable_call(nr, a2))
 		return;
-	if (!__weft_arch_end_syscall(uc))
-		return;
+	__weft_arch_skip_restart(uc);
 	__atomic_and_fetch(ch, ~GLIBC_CANCELTYPE, __ATOMIC_RELAXED);
 	x->libc_cancel = 1;
 	__weft_arch_fake_call(uc);
@@ -582,8 +581,9 @@ static void on_tick(int sig, siginfo_t *si, void *ucv)
 		goto out;
 	}
 	/* pthread_cancel's kick: it ends this kernel thread's cancellable
-	 * call (handoff.c) or finds nothing to do; it never preempts (it
-	 * reads only the context and the bits %rbx names there) */
+	 * call (handoff.c: the context and the bits %rbx names there), or
+	 * libc's own one while away (away_cancel), or finds nothing to do;
+	 * it never preempts */
 	if (si->si_value.sival_int == TIMER_CANCEL) {
 		if (!__weft_arch_csys_stop(uc))
 			away_cancel(uc);

@@ -190,7 +190,14 @@ struct ut {
 	uint8_t wait_kind;            /* enum wait_kind, while BLOCKED */
 	uint8_t explicit_sched;       /* created with PTHREAD_EXPLICIT_SCHED */
 	uint8_t mbox_full;            /* mailbox (sync/mailbox.c) holds a word */
-	uint8_t cancel;               /* CANCEL_* bits (posix/cancel.c) */
+	uint8_t cancel;               /* CANCEL_* bits (posix/cancel.c).  Written by the
+				       * UT itself and by pthread_cancel (PENDING: a
+				       * seq_cst RMW).  Read without the VP, to stop a
+				       * call in the kernel: by cancellable.S on the kernel
+				       * thread making the UT's call, by the cancel kick's
+				       * handler there (preempt.c: csys_stop, away_cancel)
+				       * and by the monitor (monitor.c, kick_one), which
+				       * only decide whether to end or kick a call */
 	uint8_t cancel_point;         /* enum cancel_point, while parked */
 	struct kt *guest_kt;          /* a guest: the kernel thread Weft did not make that
 				       * this UT stands for, which alone runs it (guest.c) */
@@ -213,10 +220,13 @@ struct ut {
 	int wake;                     /* result handed over by unpark */
 	int saved_errno;              /* errno while not running */
 	pid_t csys_tid;               /* the kernel thread making its cancellable system call
-				       * (handoff.c), 0 when none.  Written by that thread
-				       * (seq_cst), read by pthread_cancel on any thread after
-				       * it published the request (posix/cancel.c), which
-				       * then kicks that thread; a stale tid only costs a
+				       * (handoff.c, posix/aio.c), 0 when none.  Written by
+				       * the UT on that thread (seq_cst), read by
+				       * pthread_cancel on any thread after it published the
+				       * request (posix/cancel.c), which then kicks that
+				       * thread, by the monitor (kick_one: repeat the kick)
+				       * and by the kick's handler (away_cancel: a call of
+				       * Weft's ends by itself); a stale tid only costs a
 				       * kick the handler finds nothing for. */
 	uint32_t slot, gen;           /* handle = gen << 32 | slot */
 	uint32_t tindex;              /* timer-heap index + 1; 0: no timer */
@@ -1621,9 +1631,6 @@ struct weft_blocking {
 };
 void __weft_blocking_begin(struct weft_blocking *b) HIDDEN;
 void __weft_blocking_end(struct weft_blocking *b) HIDDEN;
-/* The call ended with EINTR: true when no program signal can have caused
- * it (Weft's tick or kick did), so the wrapper makes the call again. */
-bool __weft_blocking_eintr_is_weft(const struct weft_blocking *b) HIDDEN;
 /* One raw system call known to block, inside the bracket; made again
  * after an EINTR that only Weft's own signals can have caused.  Its
  * arguments must not point into a copy-stack caller's stack unless the

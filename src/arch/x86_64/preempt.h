@@ -76,32 +76,25 @@ static inline bool __weft_arch_at_syscall(const ucontext_t *uc)
 }
 
 /* On a syscall instruction (the kernel restarts the call this signal
- * interrupted): its number and its first two arguments. */
-static inline bool __weft_arch_restarting(const ucontext_t *uc, long *nr, long *a1, long *a2)
+ * interrupted): its number and its second argument. */
+static inline bool __weft_arch_restarting(const ucontext_t *uc, long *nr, long *a2)
 {
 	if (!__weft_arch_at_syscall(uc))
 		return false;
 	const greg_t *g = uc->uc_mcontext.gregs;
 	*nr = g[REG_RAX];
-	*a1 = g[REG_RDI];
 	*a2 = g[REG_RSI];
 	return true;
 }
 
-/* A system call this signal interrupted ends with -EINTR: on its syscall
- * instruction (the kernel restarts it) the PC steps over it with -EINTR
- * in %rax; just after one, %rax must already be -EINTR.  False when the
- * PC is at neither (not interrupted in a system call). */
-static inline bool __weft_arch_end_syscall(ucontext_t *uc)
+/* The call __weft_arch_restarting found is not made again: the PC steps
+ * over its syscall instruction with -EINTR in %rax, as if the kernel had
+ * ended it so. */
+static inline void __weft_arch_skip_restart(ucontext_t *uc)
 {
 	greg_t *g = uc->uc_mcontext.gregs;
-	const uint8_t *pc = (const uint8_t *)(uintptr_t)g[REG_RIP];
-	if (__weft_arch_at_syscall(uc)) {
-		g[REG_RIP] += 2;
-		g[REG_RAX] = -4;          /* -EINTR */
-		return true;
-	}
-	return g[REG_RAX] == -4 && pc[-2] == 0x0f && pc[-1] == 0x05;
+	g[REG_RIP] += 2;
+	g[REG_RAX] = -4;                  /* -EINTR */
 }
 
 /* Stack the trampoline needs below the interrupted %rsp, scheduler included. */
