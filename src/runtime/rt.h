@@ -138,6 +138,12 @@ struct ut_stack {
 				* word sits at lo (checked at every switch) */
 	bool mprotected;       /* guard made by mprotect (owes two mappings) */
 	uint8_t index;         /* STACK_POOLED: its place in its slab */
+	bool zeroed;           /* handed out with every page reading zero (a
+				* fresh mapping, or given back since): whoever
+				* fills it need not clear it, nor read it first
+				* (a read maps the zero page, and the write
+				* after it is a second fault that flushes the
+				* TLB on every CPU the process runs on) */
 	uint32_t slab;         /* STACK_POOLED: its slab's number */
 	uint32_t vg_id;        /* Valgrind's number for it while registered
 				* (stack.c), else 0 (Valgrind's own main

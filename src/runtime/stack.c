@@ -142,6 +142,8 @@ struct slab {
 					 * links unused entries */
 	bool listed, retired;
 	uint64_t bare;                  /* bit i: stack i could not be guarded */
+	uint64_t zeroed;                /* bit i: stack i's pages read as zero (never
+					 * used, or given back with MADV_DONTNEED) */
 	uint32_t nstacks;
 	uint32_t mprotected;            /* mprotect guards: mappings owed to the budget */
 	uint8_t pool;                   /* its size class (pools[]) while not retired */
@@ -472,16 +474,21 @@ static __attribute__((noinline)) int new_slab(uint32_t k)
 	struct slab *b = slab_at(n);
 	uint64_t all = count == 64 ? ~0ull : (1ull << count) - 1;
 	*b = (struct slab){ .base = p, .stride = g->span, .size = g->size, .free = all,
-			    .all = all, .fresh = all, .nstacks = count, .pool = (uint8_t)k };
+			    .all = all, .fresh = all, .zeroed = all, .nstacks = count, .pool = (uint8_t)k };
 	list_push(n);
 	pools[k].empty_slabs++;
 	__weft_vp()->stat.stacks_mapped += count;
 	return 0;
 }
 
-/* A stack handed out for the first time, or one that has a canary. */
+/* A stack handed out for the first time, one whose pages were given back,
+ * or one that has a canary. */
 static __attribute__((noinline)) void pooled_first_use(struct ut_stack *s, struct slab *b, uint64_t bit)
 {
+	if (b->zeroed & bit) {
+		b->zeroed &= ~bit;
+		s->zeroed = true;
+	}
 	if (b->fresh & bit) {
 		bool mp;
 		b->fresh &= ~bit;
@@ -519,7 +526,7 @@ static inline __attribute__((always_inline)) int pooled_get(struct ut_stack *s, 
 			       .index = (uint8_t)i, .slab = n };
 	pool_free_bytes -= b->size;
 	__weft_vp()->stat.stacks_reused++;
-	if (unlikely((b->fresh | b->bare) & bit))
+	if (unlikely((b->fresh | b->bare | b->zeroed) & bit))
 		pooled_first_use(s, b, bit);
 	return 0;
 }
@@ -542,9 +549,10 @@ static __attribute__((noinline)) void pooled_put_last(struct ut_stack *s, uint32
 	slab_release(n);
 }
 
-static __attribute__((noinline)) void pool_trim(struct ut_stack *s)
+static __attribute__((noinline)) void pool_trim(struct ut_stack *s, struct slab *b)
 {
-	madvise(s->lo, (size_t)(s->hi - s->lo), MADV_DONTNEED);
+	if (madvise(s->lo, (size_t)(s->hi - s->lo), MADV_DONTNEED) == 0)
+		b->zeroed |= 1ull << s->index;
 }
 
 /* Every case of a stack's return but the common one: its slab retired,
@@ -567,7 +575,7 @@ static __attribute__((noinline)) void pooled_put_slow(struct ut_stack *s, uint32
 	}
 	b->free = f;
 	if (pool_free_bytes >= POOL_WARM_BYTES)
-		pool_trim(s);
+		pool_trim(s, b);
 	pool_free_bytes += b->size;
 	if (p->avail != n) {
 		list_remove(n);
@@ -631,6 +639,7 @@ static int mapped_get(struct ut_stack *s, const struct stack_geom *g)
 	else
 		no_huge_pages(lo, g->size);
 	s->kind = STACK_MAPPED;
+	s->zeroed = true;
 	s->lo = lo;
 	s->hi = lo + g->size;
 	s->guard = g->guard;

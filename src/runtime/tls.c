@@ -240,16 +240,18 @@ static const char *check_glibc(void)
  * (the header, tid, cancelhandling, the robust list, stackblock_size, the
  * rseq area; NPTL's keys and cleanup buffers, which Weft replaces): a TCB
  * this VP set up for an earlier UT on the same stack is clean apart from
- * those, so only memory that was not one of ours is cleared whole.
+ * those, so only memory that was not one of ours is cleared whole.  Memory
+ * known to read as zero (`zeroed`: a stack's fresh pages) is neither
+ * cleared nor read: a read of a page never touched maps the zero page, and
+ * the first write then faults again and flushes the TLB of every CPU the
+ * process runs on (an IPI per thread block under M:N).
  */
-static void tcb_fill(char *tp, const struct vp *vp, const char *lo, const char *hi)
+static void tcb_fill(char *tp, const struct vp *vp, const char *lo, const char *hi, bool zeroed)
 {
 	const struct tcb_header *k = vp->tp0;
 	struct tcb_header *h = (struct tcb_header *)tp;
-	if (h->tcb != tp || h->self != vp->self0)
-		memset(tp, 0, tls.tcb_size);
-	else
-		memset(tp, 0, sizeof *h);
+	if (!zeroed)
+		memset(tp, 0, h->tcb == tp && h->self == vp->self0 ? sizeof *h : tls.tcb_size);
 	h->tcb = tp;
 	h->self = vp->self0;               /* THREAD_SELF: the VP's kernel thread */
 	h->multiple_threads = k->multiple_threads;
@@ -321,7 +323,7 @@ int __weft_tls_attach(struct ut *t, char **stack_top)
 	struct tls_ctx *c = ctx_take();
 	if (!c)
 		return EAGAIN;
-	tcb_fill((char *)tp, vp, t->stack.lo, t->stack.hi);
+	tcb_fill((char *)tp, vp, t->stack.lo, t->stack.hi, t->stack.zeroed);
 	int e = tls_init_block((char *)tp, c);
 	if (e) {
 		c->next = tls.pool;
@@ -358,7 +360,7 @@ int __weft_tls_attach_apart(struct ut *t)
 		return EAGAIN;
 	}
 	dtv_t *dtv = c->dtv;
-	tcb_fill(tp, vp, t->stack.lo, t->stack.hi);
+	tcb_fill(tp, vp, t->stack.lo, t->stack.hi, false);
 	((struct tcb_header *)tp)->dtv = dtv;
 	if (!tls.allocate_tls_init(tp, true)) {
 		c->next = tls.pool;
@@ -458,7 +460,7 @@ static void find_malloc_words(uintptr_t libc_block, size_t libc_size)
 	if (!mem)
 		return;
 	char *tp = (char *)(((uintptr_t)mem + tls.static_size + tls.align) & ~(uintptr_t)(tls.align - 1));
-	tcb_fill(tp, vp, NULL, NULL);
+	tcb_fill(tp, vp, NULL, NULL, false);
 	if (!tls.allocate_tls(tp)) {
 		free(mem);
 		return;
