@@ -6,8 +6,11 @@
  */
 #include "../runtime/rt.h"
 
-EXPORT pthread_t pthread_self(void)
+EXPORT WEFT_HOT_ENTRY pthread_t pthread_self(void)
 {
+	struct ut *t = __weft_m1_fast_self();
+	if (likely(t))
+		return __weft_handle(t);
 	__weft_ensure();
 	/* a kernel thread Weft did not make has a guest UT (runtime/guest.c) */
 	if (unlikely(__weft_where(__weft_vp()) == WHERE_FOREIGN))

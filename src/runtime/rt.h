@@ -1379,7 +1379,9 @@ static inline bool __weft_sp_in(const struct ut *t, uintptr_t sp)
 }
 static inline enum weft_where __weft_where(const struct vp *vp)
 {
-	uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
+	/* the stack pointer, not the frame address: asking for a frame made
+	 * every entry set one up (a push and a move on each fast path) */
+	uintptr_t sp = __weft_arch_sp_now();
 	if (likely(__atomic_load_n(&vp->take, __ATOMIC_RELAXED) == 0 &&
 		   sp - vp->cur_lo < vp->cur_span))
 		return WHERE_VP;
@@ -1417,6 +1419,38 @@ static inline uint8_t __weft_enter(void)
 	vp->in_weft = 1;
 	return 1;
 }
+/*
+ * M:1's fast entry, for an exported call whose common case is a few loads
+ * and stores of one object (an uncontended mutex): the running UT when
+ * __weft_enter would find the caller its carrier on VP 0 with nothing away
+ * (and so Weft started), else NULL, and the call takes the whole entry
+ * (WEFT_CALL).  It writes nothing: in_weft stays clear, because its
+ * readers do not need it here — the tick and the signal dispatcher test
+ * the PC first, which is in Weft's text throughout such a path, and the
+ * monitor looks only at a carrier asleep in the kernel, which such a path
+ * never is.  It must end with WEFT_FAST_EPILOGUE, and sit in the exported
+ * function itself, as WEFT_CALL does.
+ */
+static inline __attribute__((always_inline)) struct ut *__weft_m1_fast_self(void)
+{
+	struct vp *vp = &__weft_vps[0];
+	if (likely(!__weft_mn && __atomic_load_n(&vp->take, __ATOMIC_RELAXED) == 0 &&
+		   __weft_arch_sp_now() - vp->cur_lo < vp->cur_span))
+		return vp->cur;
+	return NULL;
+}
+/* The end of a call that took __weft_m1_fast_self: the epilogue, as
+ * WEFT_CALL's end runs it (with in_weft set around it) when something
+ * was deferred into the call. */
+#define WEFT_FAST_EPILOGUE(p)                                     \
+	do {                                                      \
+		struct vp *vp_ = &__weft_vps[0];                  \
+		if (unlikely(vp_->exit_hook)) {                   \
+			vp_->in_weft = 1;                         \
+			WEFT_CALL_EPILOGUE(p);                    \
+			__weft_outcall_begin(__weft_vp());        \
+		}                                                 \
+	} while (0)
 /* Around a call out of Weft into the program's code (a start routine, a
  * once routine, a destructor, a cleanup or signal handler): the monitor
  * may take the VP while it blocks, so Weft asks again when it returns. */

@@ -56,6 +56,22 @@ static int grow(void)
 	return 0;
 }
 
+/* memset(t, 0, sizeof *t), as 16-byte stores: gcc makes a memset of this
+ * size a `rep stos`, whose start-up took 8 ns of a 125 ns create+join. */
+typedef uint64_t zero16 __attribute__((vector_size(16), aligned(8), may_alias));
+static inline __attribute__((always_inline, optimize("no-tree-loop-distribute-patterns"))) void
+zero_ut(struct ut *t)
+{
+	_Static_assert(sizeof *t % 8 == 0, "struct ut is a whole number of words");
+	char *p = (char *)t;
+	size_t i = 0;
+#pragma GCC unroll 32
+	for (; i + 16 <= sizeof *t; i += 16)
+		*(zero16 *)(p + i) = (zero16){ 0, 0 };
+	if (i < sizeof *t)
+		*(uint64_t *)(p + i) = 0;
+}
+
 struct ut *__weft_ut_alloc(void)
 {
 	if (free_head == UINT32_MAX && grow() != 0)
@@ -67,7 +83,7 @@ struct ut *__weft_ut_alloc(void)
 		used_end = t->slot + 1;
 	uint32_t slot = t->slot, gen = t->gen;
 	struct tsd *tsd = t->tsd;      /* kept with the slot for reuse */
-	memset(t, 0, sizeof *t);
+	zero_ut(t);
 	t->slot = slot;
 	t->gen = gen;
 	t->tsd = tsd;

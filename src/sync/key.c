@@ -200,7 +200,7 @@ static struct ut *values_owner(bool make)
 	return __weft_self();
 }
 
-EXPORT void *pthread_getspecific(pthread_key_t key)
+EXPORT WEFT_HOT_ENTRY void *pthread_getspecific(pthread_key_t key)
 {
 	/* Sanitizer runtimes call this from inside malloc, possibly while the
 	 * runtime is still starting: no UT yet means no value yet.  Their
@@ -214,7 +214,9 @@ EXPORT void *pthread_getspecific(pthread_key_t key)
 	if (keys[key].kthread)
 		return kt_get(key);
 #endif
-	struct ut *self = likely(__weft_on_vp_thread(__weft_vp())) ? __weft_self() : values_owner(false);
+	struct ut *self = __weft_m1_fast_self();
+	if (unlikely(!self))
+		self = __weft_on_vp_thread(__weft_vp()) ? __weft_self() : values_owner(false);
 	if (!self)
 		return NULL;
 	struct tsd *d = self->tsd;

@@ -359,17 +359,19 @@ static __attribute__((noinline)) int mn_mutex_lock(pthread_mutex_t *m)
 
 EXPORT WEFT_HOT_ENTRY int pthread_mutex_lock(pthread_mutex_t *m)
 {
-	if (unlikely(__weft_mn))
-		return mn_mutex_lock(m);
-	WEFT_CALL();
 	struct wmutex *w = wmutex_of(m);
-	struct ut *self = __weft_self();
-	if (likely(w && w->kind == 0 && !w->owner && self)) {
+	struct ut *self;
+	/* M:1, a default mutex, free: taken without the entry's stores */
+	if (likely(w && w->kind == 0 && !w->owner && (self = __weft_m1_fast_self()))) {
 		w->owner = self;
 		w->lockw = 1;             /* for M:N, should it start later */
 		WEFT_HB_ACQUIRE(m);
-		WEFT_RETURN_LOCK(0);
+		WEFT_FAST_EPILOGUE(EXIT_MUTEX_LOCK);
+		return 0;
 	}
+	if (unlikely(__weft_mn))
+		return mn_mutex_lock(m);
+	WEFT_CALL();
 	WEFT_RETURN_LOCK(__weft_hb_got(m, lock_slow(w, CLOCK_REALTIME, NULL, false)));
 }
 
@@ -440,16 +442,20 @@ static __attribute__((noinline)) int mn_mutex_unlock(pthread_mutex_t *m)
 
 EXPORT WEFT_HOT_ENTRY int pthread_mutex_unlock(pthread_mutex_t *m)
 {
+	struct wmutex *w = wmutex_of(m);
+	/* M:1, a default mutex nobody waits for: released without the
+	 * entry's stores */
+	if (likely(w && w->kind == 0 && !w->waiters.head && __weft_m1_fast_self())) {
+		WEFT_HB_RELEASE(m);
+		w->owner = NULL;
+		w->lockw = 0;
+		WEFT_FAST_EPILOGUE(EXIT_OTHER);
+		return 0;
+	}
 	if (unlikely(__weft_mn))
 		return mn_mutex_unlock(m);
 	WEFT_CALL();
 	WEFT_HB_RELEASE(m);
-	struct wmutex *w = wmutex_of(m);
-	if (likely(w && w->kind == 0 && !w->waiters.head)) {
-		w->owner = NULL;
-		w->lockw = 0;
-		return 0;
-	}
 	return unlock_slow(w);
 }
 
