@@ -952,9 +952,10 @@ void __weft_yield_slow(void) HIDDEN;
 /* The part after timers have run: give way to level p (>= cur's). */
 void __weft_yield_level(struct vp *vp, int p) HIDDEN;
 static inline int __weft_highest_ready(void);
-static inline void __weft_yield(void)
+/* The yield itself; vp is the caller's VP (sched_yield's M:1 entry names
+ * it without asking again). */
+static inline void __weft_yield_on(struct vp *vp)
 {
-	struct vp *vp = __weft_vp();
 	if (unlikely(__weft_rq.timers.n != 0 || vp->inbox != NULL)) {
 		__weft_yield_slow();
 		return;
@@ -962,6 +963,10 @@ static inline void __weft_yield(void)
 	int p = __weft_highest_ready();
 	if (p >= (int)vp->cur->prio)
 		__weft_yield_level(vp, p);
+}
+static inline void __weft_yield(void)
+{
+	__weft_yield_on(__weft_vp());
 }
 /* Run `t` next if it is READY and not of lower priority than cur; cur goes
  * to the tail of its level.  0, EAGAIN (t not ready), EPERM (lower prio). */
