@@ -68,8 +68,13 @@ static void disarm(struct vp *vp, struct ut *t)
 
 void __weft_cancel_exiting(struct ut *self)
 {
-	disarm(__weft_vp(), self);
+	struct vp *vp = __weft_vp();
+	disarm(vp, self);
+	if ((self->cancel & (CANCEL_PENDING | CANCEL_EXITING)) == CANCEL_PENDING && !self->guest_kt)
+		__weft_libc_cancel_pending(-1);
 	self->cancel |= CANCEL_EXITING;
+	if (vp->libc_armed == self)
+		__weft_libc_cancel_disarm(vp);
 }
 
 void __weft_cancel_act(void)
@@ -117,6 +122,8 @@ static void cancel_other(struct vp *vp, struct ut *t)
 			__weft_preempt_cancel_kick(k->tid);
 		return;
 	}
+	if (t->state == UT_RUNNING)
+		__weft_libc_cancel_eval_running(t);   /* M:N: on another VP */
 	if (t->state != UT_BLOCKED)
 		return;
 	/* Off the VP in the kernel: a process-shared condition or semaphore
@@ -147,9 +154,12 @@ EXPORT int pthread_cancel(pthread_t th)
 	/* seq_cst: seen by a cancellable call's look at the bits, or else
 	 * its tid is seen here (cancel_other) */
 	__atomic_or_fetch(&t->cancel, CANCEL_PENDING, __ATOMIC_SEQ_CST);
+	if (!t->guest_kt)
+		__weft_libc_cancel_pending(1);
 	if (t == vp->cur) {
 		if (async_due(t))
 			__weft_cancel_act();
+		__weft_libc_cancel_eval(vp);   /* libc's own cancellation points */
 		return 0;
 	}
 	cancel_other(vp, t);
@@ -167,11 +177,13 @@ EXPORT int pthread_setcancelstate(int state, int *old)
 	if (state == PTHREAD_CANCEL_DISABLE) {
 		self->cancel |= CANCEL_DISABLED;
 		disarm(__weft_vp(), self);
+		__weft_libc_cancel_eval(__weft_vp());
 		return 0;
 	}
 	self->cancel &= (uint8_t)~CANCEL_DISABLED;
 	if (async_due(self))
 		__weft_cancel_act();
+	__weft_libc_cancel_eval(__weft_vp());
 	return 0;
 }
 
@@ -186,11 +198,13 @@ EXPORT int pthread_setcanceltype(int type, int *old)
 	if (type == PTHREAD_CANCEL_DEFERRED) {
 		self->cancel &= (uint8_t)~CANCEL_ASYNC;
 		disarm(__weft_vp(), self);
+		__weft_libc_cancel_eval(__weft_vp());
 		return 0;
 	}
 	self->cancel |= CANCEL_ASYNC;
 	if (async_due(self))
 		__weft_cancel_act();
+	__weft_libc_cancel_eval(__weft_vp());
 	return 0;
 }
 

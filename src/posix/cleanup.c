@@ -57,6 +57,7 @@ EXPORT void __pthread_register_cancel(__pthread_unwind_buf_t *buf)
 	BUF_PREV(buf) = self->cleanup_bufs;
 	BUF_OLD(buf) = self->cleanup_old;
 	self->cleanup_bufs = buf;
+	__weft_libc_cancel_bufs_changed(self);
 }
 
 EXPORT void __pthread_unregister_cancel(__pthread_unwind_buf_t *buf)
@@ -65,8 +66,10 @@ EXPORT void __pthread_unregister_cancel(__pthread_unwind_buf_t *buf)
 	if (!buf)
 		return;
 	struct ut *self = __weft_self();
-	if (self->cleanup_bufs == buf)
+	if (self->cleanup_bufs == buf) {
 		self->cleanup_bufs = BUF_PREV(buf);
+		__weft_libc_cancel_bufs_changed(self);
+	}
 }
 
 /* ---- the old ABI: struct _pthread_cleanup_buffer ---- */
@@ -255,5 +258,18 @@ void __weft_unwind_exit(void *retval)
 EXPORT void __pthread_unwind_next(__pthread_unwind_buf_t *buf)
 {
 	__weft_ensure();
-	unwind_from_here(__weft_self());
+	struct ut *self = __weft_self();
+	if (!(self->cancel & CANCEL_EXITING)) {
+		/* glibc's own cancellation, from a cancellation point inside
+		 * libc, unwound into buf (runtime/libc_cancel.c), whose handler
+		 * has run: from here it is Weft's exit with PTHREAD_CANCELED */
+		__weft_libc_cancel_unwound(__weft_vp());
+		if (self->cleanup_bufs == buf)
+			self->cleanup_bufs = BUF_PREV(buf);
+		__weft_cancel_exiting(self);
+		if (self->once_frames)
+			__weft_once_abandon(self);
+		self->retval = PTHREAD_CANCELED;
+	}
+	unwind_from_here(self);
 }

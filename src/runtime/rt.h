@@ -398,6 +398,12 @@ struct vp {
 	volatile uint32_t take;
 	volatile uint8_t in_weft;
 	struct ut *exiting;               /* exited UT whose stack awaits release */
+	/* The UT glibc's own cancellation is armed for on this VP, or NULL
+	 * (libc_cancel.c): beside cur, since every change of cur that leaves
+	 * it disarms (__weft_cur_set).  Written by the mainline under the
+	 * runtime lock (M:N: also by another VP's pthread_cancel, for the UT
+	 * this VP runs) and by the monitor as it takes the VP. */
+	struct ut *libc_armed;
 	/* What a switch must look at beyond the plain queues, in one load
 	 * (the monitor also reads noswitch_set: it leaves a VP alone whose
 	 * handler runs over protected code):
@@ -416,6 +422,9 @@ struct vp {
 						    * set once, never cleared) */
 			uint8_t cs_on;             /* a copy-stack UT exists (copystack.c;
 						    * set once, never cleared) */
+			uint8_t libc_cancel;       /* some UT has a cancel request pending:
+						    * glibc's view is armed for the UT that
+						    * runs (libc_cancel.c) */
 		};
 		volatile uint64_t switch_care;
 	};
@@ -497,6 +506,16 @@ struct vp {
 	void *tp0;                        /* the VP's first kernel thread's own thread pointer:
 					   * UTs without TLS of their own run on it, whichever
 					   * kernel thread carries the VP (handoff.c) */
+	/* glibc's own cancellation armed for libc_armed (libc_cancel.c):
+	 * libc_tp the thread block whose cleanup_jmp_buf slot holds the
+	 * landing (or the UT's innermost cleanup buffer), libc_saved_jb what
+	 * the slot held before.  Written by the mainline, and by the monitor
+	 * when it takes the VP from the armed UT (the carrier is then asleep
+	 * in the kernel, off the VP); read by glibc's unwinder only on the
+	 * armed UT's own stack. */
+	void *libc_tp;
+	void *libc_saved_jb;
+	__pthread_unwind_buf_t libc_landing;
 	void *self0;                      /* and glibc's THREAD_SELF for it.  Both set
 					   * once, under the runtime lock, when the VP is
 					   * first carried (kthread.c, take_vp); the monitor
@@ -571,6 +590,8 @@ struct weft_proc {
 	uint32_t live;                    /* UTs not yet exited (incl. main) */
 	uint64_t next_id;                 /* next UT id */
 	struct trace_buf *trace;          /* WEFT_TRACE (debug_sched.c) */
+	uint32_t libc_cancel_pending;     /* UTs with a cancel request, not yet exiting
+					   * (libc_cancel.c; M:N: under the runtime lock) */
 	unsigned nvps;                    /* start-up: WEFT_VPS or weft_vps_set (1..WEFT_VPS_MAX),
 					   * fixed before a second UT is made */
 	/* M:N bookkeeping, under the runtime lock (mn.c). */
@@ -919,6 +940,19 @@ volatile int *__weft_tls_glibc_cancelhandling_of(const void *tp) HIDDEN;
  * being made under tp (by its UT or, the word being the VP's, another). */
 bool __weft_tls_glibc_marked(const void *tp) HIDDEN;
 #define GLIBC_CANCELTYPE 0x02
+#define GLIBC_CANCELED 0x08
+#define GLIBC_EXITING 0x10
+/* The slot of glibc's cleanup_jmp_buf under the thread pointer tp (read
+ * through %fs by glibc's cancellation: THREAD_GETMEM), NULL when the
+ * layout is not known to hold (runtime/libc_cancel.c). */
+void **__weft_tls_glibc_cleanup_jmp_buf(void *tp) HIDDEN;
+/* Mark the thread block tp as a threaded process's (header.multiple_threads,
+ * which glibc's cancellation points test first), as glibc's pthread_cancel
+ * does when a single-threaded process cancels itself. */
+void __weft_tls_glibc_threaded(void *tp) HIDDEN;
+/* The top of t's stack below its thread block, if the block is on the
+ * stack: every frame t runs is below it. */
+uintptr_t __weft_tls_stack_floor(const struct ut *t) HIDDEN;
 /* Give a new UT its thread block at the top of its stack; *stack_top is
  * where its stack then starts.  0, EAGAIN or EINVAL (no room). */
 int __weft_tls_attach(struct ut *t, char **stack_top) HIDDEN;
@@ -1360,6 +1394,31 @@ static inline void __weft_testcancel(void)
 	if (unlikely(__weft_cancel_due(__weft_self())))
 		__weft_hooks.cancel_act();
 }
+/*
+ * glibc's own cancellation points (libc_cancel.c): while the running UT has
+ * a deferred request due, glibc's view of the VP's thread says "cancelled",
+ * so a cancellation point inside libc that Weft does not wrap (the write
+ * under printf) acts on it, and glibc's unwind ends in the UT's innermost
+ * cleanup buffer or at the top of its stack.
+ */
+/* A request was made (+1) or its UT began to exit (-1). */
+void __weft_libc_cancel_pending(int by) HIDDEN;
+/* cur's cancellation state changed: arm or disarm for it. */
+void __weft_libc_cancel_eval(struct vp *vp) HIDDEN;
+void __weft_libc_cancel_disarm(struct vp *vp) HIDDEN;
+/* M:N: t, not the caller, got a request: if another VP runs it, arm
+ * there (under the runtime lock; that VP runs the program's code, and its
+ * UT's libc reads the word the RMW sets after the slot). */
+void __weft_libc_cancel_eval_running(struct ut *t) HIDDEN;
+/* The switch's seam (sched.c, while vp->libc_cancel): next is armed once
+ * its thread block names the VP (prev was disarmed as cur changed). */
+void __weft_libc_cancel_switch_in(struct vp *vp, struct ut *next) HIDDEN;
+/* t registered or unregistered a cleanup buffer. */
+void __weft_libc_cancel_bufs_changed(struct ut *t) HIDDEN;
+/* glibc's unwind reached t's innermost cleanup buffer, whose handler then
+ * went on (posix/cleanup.c, __pthread_unwind_next): glibc's view is put
+ * back as it was before the request. */
+void __weft_libc_cancel_unwound(struct vp *vp) HIDDEN;
 /* __weft_park at a cancellation point: ECANCELED at once if a request is
  * due, or when pthread_cancel wakes it; the caller then tidies up (a
  * condition wait relocks its mutex) and acts on it. */
@@ -1392,9 +1451,12 @@ static inline enum weft_where __weft_where(const struct vp *vp)
 		return WHERE_VP;
 	return __weft_where_slow();
 }
-/* The one way cur changes: with the stack bounds the entries test. */
+/* The one way cur changes: with the stack bounds the entries test.  A
+ * UT that leaves the VP takes glibc's armed cancellation with it. */
 static inline void __weft_cur_set(struct vp *vp, struct ut *t)
 {
+	if (unlikely(vp->libc_armed != NULL) && vp->libc_armed != t)
+		__weft_libc_cancel_disarm(vp);
 	vp->cur = t;
 	vp->cur_lo = t ? (uintptr_t)t->stack.lo : 0;
 	vp->cur_span = t ? (uintptr_t)t->stack.hi - (uintptr_t)t->stack.lo : 0;

@@ -295,6 +295,9 @@ static inline __attribute__((always_inline)) void switch_finish(struct vp *vp, s
 				__weft_tp_set(next->tp);
 			}
 		}
+		/* next's block names this VP's thread now (rehomed above) */
+		if (vp->libc_cancel)
+			__weft_libc_cancel_switch_in(vp, next);
 	}
 	if (!told)
 		san_leave(prev, next);

@@ -981,11 +981,15 @@ int __weft_sig_wait(const sigset_t *set, siginfo_t *info, int64_t deadline, bool
 		self->sig_wait = want;
 		waitset |= want;
 		kmask_apply(vp);
-		/* what the kernel held may have come in just now (deferred) */
+		/* what the kernel held may have come in just now (deferred):
+		 * routed before this UT waits on the queue, it is left pending
+		 * for the process or this UT, and taken at the loop's top (it
+		 * was not: the wait slept to its deadline with the signal
+		 * there, api_fuzz's SIGCHLD, 10 s) */
 		if (vp->signals)
 			__weft_signals_deliver(vp);
 		int r = 0;
-		if (!req->sig && (self->sig_wait || !want))
+		if (!req->sig && (self->sig_wait || !want) && !(want & (self->sig_pend | proc_pend)))
 			r = __weft_park_cancellable(&sigwaiters, deadline, WAIT_PAUSE, req);
 		vp = __weft_vp();                 /* M:N: it may go on on another VP */
 		self->sig_wait = 0;

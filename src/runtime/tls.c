@@ -55,6 +55,8 @@
 
 /* struct pthread (glibc 2.36, x86-64): the fields read through %fs. */
 #define TCB_TID 720
+#define TCB_CLEANUP 760            /* the old ABI's cleanup list (libc's own) */
+#define TCB_CLEANUP_JMP_BUF 768    /* where glibc's cancellation unwinds to */
 #define TCB_CANCELHANDLING 776
 #define TCB_STACKBLOCK 1680
 #define TCB_STACKBLOCK_SIZE 1688
@@ -606,6 +608,26 @@ bool __weft_tls_glibc_marked(const void *tp)
 {
 	volatile int *ch = __weft_tls_glibc_cancelhandling_of(tp);
 	return ch && (__atomic_load_n(ch, __ATOMIC_RELAXED) & GLIBC_CANCELTYPE);
+}
+
+void **__weft_tls_glibc_cleanup_jmp_buf(void *tp)
+{
+	if (!tls.usable || !tp)
+		return NULL;
+	return (void **)((char *)tp + TCB_CLEANUP_JMP_BUF);
+}
+
+void __weft_tls_glibc_threaded(void *tp)
+{
+	((struct tcb_header *)tp)->multiple_threads = 1;
+}
+
+uintptr_t __weft_tls_stack_floor(const struct ut *t)
+{
+	uintptr_t tp = (uintptr_t)t->tp, lo = (uintptr_t)t->stack.lo, hi = (uintptr_t)t->stack.hi;
+	if (tp >= lo && tp < hi)
+		return (tp - tls.reserve) & ~(uintptr_t)15;   /* __weft_tls_attach's floor */
+	return hi & ~(uintptr_t)15;
 }
 
 volatile int *__weft_tls_glibc_cancelhandling(void)

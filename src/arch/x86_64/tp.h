@@ -43,6 +43,30 @@ static inline uintptr_t __weft_arch_jmpbuf_sp(const long jb[8])
 	return v ^ guard;
 }
 
+/* The landing (libc_landing.S): calls the function in %r12 on the stack
+ * it was given, and never returns. */
+void __weft_arch_libc_landing(void) __attribute__((visibility("hidden"), noreturn));
+
+/* Make jb (a glibc __jmp_buf) land in fn, called on the stack below sp, as
+ * if a setjmp at the landing had filled it: what glibc's
+ * __libc_unwind_longjmp reads (rbp, rsp and the PC mangled with the
+ * pointer guard, %r12 the function, the other registers zero). */
+static inline void __weft_arch_landing_jmpbuf(long jb[8], uintptr_t sp, void (*fn)(void))
+{
+	uintptr_t guard;
+	__asm__ volatile("movq %%fs:0x30, %0" : "=r"(guard));
+	uintptr_t v[3] = { 0, sp, (uintptr_t)__weft_arch_libc_landing };   /* rbp, rsp, pc */
+	for (int i = 0; i < 3; i++) {
+		uintptr_t x = v[i] ^ guard;
+		v[i] = (x << 17) | (x >> (64 - 17));
+	}
+	jb[0] = jb[3] = jb[4] = jb[5] = 0;
+	jb[1] = (long)v[0];
+	jb[2] = (long)(uintptr_t)fn;          /* %r12 */
+	jb[6] = (long)v[1];
+	jb[7] = (long)v[2];
+}
+
 /* glibc's THREAD_SELF: the thread descriptor the TCB header names (%fs:0x10);
  * arch.c has an out-of-line copy for the layers above. */
 void *__weft_arch_thread_self(void) __attribute__((visibility("hidden")));
