@@ -149,6 +149,12 @@ void __weft_libc_cancel_disarm(struct vp *vp)
 	disarm_clearing(vp, GLIBC_CANCELED | GLIBC_EXITING);
 }
 
+void __weft_libc_cancel_left(struct vp *vp, struct ut *t)
+{
+	if (vp->libc_armed && vp->libc_armed != t)
+		__weft_libc_cancel_disarm(vp);
+}
+
 void __weft_libc_cancel_eval(struct vp *vp)
 {
 	struct ut *cur = vp->cur;

@@ -398,12 +398,6 @@ struct vp {
 	volatile uint32_t take;
 	volatile uint8_t in_weft;
 	struct ut *exiting;               /* exited UT whose stack awaits release */
-	/* The UT glibc's own cancellation is armed for on this VP, or NULL
-	 * (libc_cancel.c): beside cur, since every change of cur that leaves
-	 * it disarms (__weft_cur_set).  Written by the mainline under the
-	 * runtime lock (M:N: also by another VP's pthread_cancel, for the UT
-	 * this VP runs) and by the monitor as it takes the VP. */
-	struct ut *libc_armed;
 	/* What a switch must look at beyond the plain queues, in one load
 	 * (the monitor also reads noswitch_set: it leaves a VP alone whose
 	 * handler runs over protected code):
@@ -506,16 +500,6 @@ struct vp {
 	void *tp0;                        /* the VP's first kernel thread's own thread pointer:
 					   * UTs without TLS of their own run on it, whichever
 					   * kernel thread carries the VP (handoff.c) */
-	/* glibc's own cancellation armed for libc_armed (libc_cancel.c):
-	 * libc_tp the thread block whose cleanup_jmp_buf slot holds the
-	 * landing (or the UT's innermost cleanup buffer), libc_saved_jb what
-	 * the slot held before.  Written by the mainline, and by the monitor
-	 * when it takes the VP from the armed UT (the carrier is then asleep
-	 * in the kernel, off the VP); read by glibc's unwinder only on the
-	 * armed UT's own stack. */
-	void *libc_tp;
-	void *libc_saved_jb;
-	__pthread_unwind_buf_t libc_landing;
 	void *self0;                      /* and glibc's THREAD_SELF for it.  Both set
 					   * once, under the runtime lock, when the VP is
 					   * first carried (kthread.c, take_vp); the monitor
@@ -554,6 +538,20 @@ struct vp {
 					   * __weft_mn_kick_all: cleared when the VP starts,
 					   * before its tid is published; set in a fork's
 					   * child while it is its only kernel thread */
+	/* glibc's own cancellation armed for libc_armed (libc_cancel.c):
+	 * libc_tp the thread block whose cleanup_jmp_buf slot holds the
+	 * landing (or the UT's innermost cleanup buffer), libc_saved_jb what
+	 * the slot held before.  Written by the mainline, and by the monitor
+	 * when it takes the VP from the armed UT (the carrier is then asleep
+	 * in the kernel, off the VP), and under M:N by another VP's
+	 * pthread_cancel under the runtime lock, for the UT this VP runs;
+	 * read by glibc's unwinder only on the armed UT's own stack. */
+	struct ut *libc_armed;            /* the UT it is armed for, or NULL; every
+					   * change of cur that leaves it disarms
+					   * (__weft_cur_set, while libc_cancel) */
+	void *libc_tp;
+	void *libc_saved_jb;
+	__pthread_unwind_buf_t libc_landing;
 #ifdef WEFT_DEBUG
 	uint8_t held[16];                 /* lock classes held, for the order check */
 	uint8_t nheld;
@@ -1406,6 +1404,8 @@ void __weft_libc_cancel_pending(int by) HIDDEN;
 /* cur's cancellation state changed: arm or disarm for it. */
 void __weft_libc_cancel_eval(struct vp *vp) HIDDEN;
 void __weft_libc_cancel_disarm(struct vp *vp) HIDDEN;
+/* cur becomes t (__weft_cur_set): disarm unless t is the armed UT. */
+void __weft_libc_cancel_left(struct vp *vp, struct ut *t) HIDDEN;
 /* M:N: t, not the caller, got a request: if another VP runs it, arm
  * there (under the runtime lock; that VP runs the program's code, and its
  * UT's libc reads the word the RMW sets after the slot). */
@@ -1455,8 +1455,8 @@ static inline enum weft_where __weft_where(const struct vp *vp)
  * UT that leaves the VP takes glibc's armed cancellation with it. */
 static inline void __weft_cur_set(struct vp *vp, struct ut *t)
 {
-	if (unlikely(vp->libc_armed != NULL) && vp->libc_armed != t)
-		__weft_libc_cancel_disarm(vp);
+	if (unlikely(vp->libc_cancel))
+		__weft_libc_cancel_left(vp, t);
 	vp->cur = t;
 	vp->cur_lo = t ? (uintptr_t)t->stack.lo : 0;
 	vp->cur_span = t ? (uintptr_t)t->stack.hi - (uintptr_t)t->stack.lo : 0;
