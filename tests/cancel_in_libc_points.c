@@ -22,10 +22,15 @@
  *     its handler runs (it exits the child with 7).
  *  6. A request is never acted on in a UT after its target left: the
  *     main UT, after the cancelled UTs are joined, writes 100 times.
+ *  7. A UT cancelled while ready, then resumed by a spare kernel thread
+ *     (the main UT blocks in a call Weft cannot see, syscall(SYS_nanosleep),
+ *     and the monitor hands the VP on: __weft_run_from_home), is cancelled
+ *     at its first fprintf: it completes none.
  */
 #include "check.h"
 
 #include <stdatomic.h>
+#include <sys/syscall.h>
 
 static FILE *devnull;
 static atomic_int started, handled, key_dtor, b_writes;
@@ -139,6 +144,22 @@ static void cancel_when_started(void *(*fn)(void *), int n)
 	CHECK(r == PTHREAD_CANCELED);
 }
 
+static atomic_int go, spare_writes;
+
+static void *writes_after_go(void *arg)
+{
+	(void)arg;
+	atomic_fetch_add(&started, 1);
+	while (!atomic_load(&go))
+		sched_yield();
+	for (;;) {
+		fprintf(devnull, "s");
+		atomic_fetch_add(&spare_writes, 1);
+		sched_yield();
+	}
+	return NULL;
+}
+
 static void exit7(void *arg)
 {
 	(void)arg;
@@ -212,6 +233,18 @@ int main(void)
 	/* 6 */
 	for (int i = 0; i < 100; i++)
 		CHECK(fprintf(devnull, "m") == 1);
+
+	/* 7 */
+	pthread_t s;
+	CHECK_OK(pthread_create(&s, NULL, writes_after_go, NULL));
+	await_started(5);
+	CHECK_OK(pthread_cancel(s));
+	atomic_store(&go, 1);
+	struct timespec nap = { 0, 300000000 };
+	CHECK_EQ(syscall(SYS_nanosleep, &nap, NULL), 0);
+	CHECK_OK(pthread_join(s, &r));
+	CHECK(r == PTHREAD_CANCELED);
+	CHECK_EQ(atomic_load(&spare_writes), 0);
 	fclose(devnull);
 	return 0;
 }

@@ -262,7 +262,11 @@ EXPORT void __pthread_unwind_next(__pthread_unwind_buf_t *buf)
 	if (!(self->cancel & CANCEL_EXITING)) {
 		/* glibc's own cancellation, from a cancellation point inside
 		 * libc, unwound into buf (runtime/libc_cancel.c), whose handler
-		 * has run: from here it is Weft's exit with PTHREAD_CANCELED */
+		 * has run: from here it is Weft's exit with PTHREAD_CANCELED.
+		 * Entered from the program's code: the runtime's state is
+		 * changed as in any Weft call (M:N: under the runtime lock),
+		 * and the unwind runs the program's handlers outside it. */
+		(void)__weft_enter();
 		__weft_libc_cancel_unwound(__weft_vp());
 		if (self->cleanup_bufs == buf)
 			self->cleanup_bufs = BUF_PREV(buf);
@@ -270,6 +274,7 @@ EXPORT void __pthread_unwind_next(__pthread_unwind_buf_t *buf)
 		if (self->once_frames)
 			__weft_once_abandon(self);
 		self->retval = PTHREAD_CANCELED;
+		__weft_outcall_begin(__weft_vp());
 	}
 	unwind_from_here(self);
 }

@@ -674,6 +674,8 @@ go:
 		told = san_leave_tp(home, next);
 		__weft_tp_set(next->tp);
 	}
+	if (vp->libc_cancel)
+		__weft_libc_cancel_switch_in(vp, next);   /* as switch_finish does */
 	if (!told)
 		san_leave(home, next);
 	__weft_switch(&home->sp, next->sp);
