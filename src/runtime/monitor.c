@@ -236,8 +236,15 @@ static void *spawner_main(void *arg)
 /* A spare for a takeover: a parked one, else one the spawner makes (or,
  * without a spawner, which means the monitor shares the program's table,
  * one made here). */
+static struct kt *kept_spare;     /* got for a takeover that backed off: the next one's */
+
 static struct kt *monitor_spare(void)
 {
+	if (kept_spare) {
+		struct kt *k = kept_spare;
+		kept_spare = NULL;
+		return k;
+	}
 	struct kt *k = __weft_kt_spare_pop();
 	if (k)
 		return k;
@@ -250,12 +257,33 @@ static struct kt *monitor_spare(void)
 	return spawn.made;
 }
 
+/* M:N: the runtime lock if it comes free within a few microseconds. */
+static bool rtl_take_briefly(void)
+{
+	for (int i = 0; i < 256; i++) {
+		if (__weft_rtl_trylock())
+			return true;
+		__builtin_ia32_pause();
+	}
+	return false;
+}
+
 static void take_over(struct vp *vp, pid_t tid, uint64_t switches, const struct sample *before)
 {
+	/* The spare first, before BUSY: making one is glibc's pthread_create,
+	 * which may wait for a lock of libc's (malloc's arena) that K holds,
+	 * and K's tick handler waits while BUSY is up (preempt.c): under BUSY
+	 * that deadlocked tls_allocator_storm with WEFT_VPS=2, one run in 25.
+	 * A spare got for a decision that backs off is kept for the next. */
+	struct kt *to = monitor_spare();
+	if (!to)
+		return;
 	uint32_t t = __atomic_load_n(&vp->take, __ATOMIC_RELAXED);
 	if ((t & TAKE_BUSY) ||
-	    !__atomic_compare_exchange_n(&vp->take, &t, t | TAKE_BUSY, false, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED))
+	    !__atomic_compare_exchange_n(&vp->take, &t, t | TAKE_BUSY, false, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED)) {
+		kept_spare = to;
 		return;
+	}
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	/* K must still sleep in the same call now that BUSY is visible; only
 	 * then are its stores (in_weft, cur, ...) visible to what follows */
@@ -273,17 +301,17 @@ static void take_over(struct vp *vp, pid_t tid, uint64_t switches, const struct 
 	 * its home stack the first time */
 	if (__weft_kt_home_ready(k) != 0)
 		goto back_off;
-	struct kt *to = monitor_spare();
-	if (!to)
-		goto back_off;
 	/* The VP is the monitor's until the spare takes it.  M:N: the other
 	 * VPs read and write the runtime's shared state (X among it: a
 	 * signal, a cancel, a priority change for it) under the runtime
 	 * lock, so the monitor writes under it too; K holds it not (asleep
-	 * outside Weft), and nothing above waits for this VP's BUSY while
-	 * holding it. */
-	if (__weft_mn)
-		__weft_rtl_lock();
+	 * outside Weft).  It never waits for the lock while it holds BUSY:
+	 * K's tick handler waits for BUSY to clear, and K may hold a lock of
+	 * libc's (malloc's arena, taken once K woke) that the lock's holder
+	 * waits for (a pthread_create's calloc).  A busy lock backs the
+	 * decision off; the next period looks again. */
+	if (__weft_mn && !rtl_take_briefly())
+		goto back_off;
 	x->away = 1;
 	WEFT_STATE(x, UT_BLOCKED);
 	x->wait_kind = WAIT_SYSCALL;
@@ -307,6 +335,7 @@ static void take_over(struct vp *vp, pid_t tid, uint64_t switches, const struct 
 	__weft_kt_give_vp(to, vp);
 	return;
 back_off:
+	kept_spare = to;
 	take_clear_busy(vp, 0);
 }
 
@@ -527,6 +556,7 @@ void __weft_monitor_after_fork(struct vp *vp)
 	spawn.on = false;
 	spawn.made_ok = false;
 	spawn.req = 0;
+	kept_spare = NULL;                /* the parent's kernel thread */
 	__weft_monitor_settled = false;
 	__atomic_store_n(&vp->take, 0, __ATOMIC_RELAXED);
 }

@@ -723,6 +723,15 @@ static inline void __weft_rtl_lock(void)
 		__weft_rtl_lock_slow();
 	WEFT_RTL_OWNER_SET(__weft_arch_gs_get());
 }
+/* Take it only if it is free now: true if taken. */
+static inline bool __weft_rtl_trylock(void)
+{
+	uint32_t free_ = 0;
+	if (!__atomic_compare_exchange_n(&__weft_rtl, &free_, 1, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+		return false;
+	WEFT_RTL_OWNER_SET(__weft_arch_gs_get());
+	return true;
+}
 static inline void __weft_rtl_unlock(void)
 {
 	WEFT_RTL_OWNER_SET((void *)-1);
