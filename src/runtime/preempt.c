@@ -596,19 +596,12 @@ static void on_tick(int sig, siginfo_t *si, void *ucv)
 	struct vp *vp = __weft_vp();
 	pid_t me = (pid_t)__weft_raw_syscall6(SYS_gettid, 0, 0, 0, 0, 0, 0);
 	/* The monitor may be deciding to take the VP from this very kernel
-	 * thread, which the signal woke: wait for the decision (monitor.c),
-	 * but not for long.  The decision may itself wait on this thread: the
-	 * code the tick interrupted can hold a lock of libc's (malloc's
-	 * arena) that the monitor's spare, being made by glibc's
-	 * pthread_create, or the runtime lock's holder, asks for (both
-	 * deadlocked tls_allocator_storm under WEFT_VPS=2, one run in 25).
-	 * Past ~100 us this tick is dropped, touching nothing of the VP's;
-	 * the next one acts. */
-	for (int spins = 0; __atomic_load_n(&vp->take, __ATOMIC_ACQUIRE) & TAKE_BUSY; spins++) {
-		if (spins == 4096)
-			goto out;
+	 * thread, which the signal woke: wait for the decision (monitor.c).
+	 * The decision waits for nothing this thread may hold (a lock of
+	 * libc's, taken once it woke): its spare is in hand before, and the
+	 * runtime lock is only tried. */
+	while (__atomic_load_n(&vp->take, __ATOMIC_ACQUIRE) & TAKE_BUSY)
 		__builtin_ia32_pause();
-	}
 	/* Only the carrier acts: a tick or kick that reaches a kernel thread
 	 * which has handed the VP on (or one in transit, tid 0) is stale,
 	 * unless that kernel thread's UT was taken away from the VP. */
