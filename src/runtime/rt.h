@@ -418,7 +418,12 @@ struct vp {
 						    * set once, never cleared) */
 			uint8_t libc_cancel;       /* some UT has a cancel request pending:
 						    * glibc's view is armed for the UT that
-						    * runs (libc_cancel.c) */
+						    * runs (libc_cancel.c).  Written for every
+						    * VP by the caller that counts a request
+						    * (M:N: under the runtime lock); read by
+						    * __weft_cur_set, also the monitor's as it
+						    * takes a VP (a hint: it disarms only what
+						    * libc_armed names) */
 		};
 		volatile uint64_t switch_care;
 	};
