@@ -807,6 +807,32 @@ static void find_taker(struct ut *t, void *p)
 		c->best = t;
 }
 
+/* A kernel timer's signal (SI_TIMER) that a lagging M:N carrier took
+ * while every UT blocked it stays here (route: a copy given back to the
+ * kernel would not be the timer's own, and the timer's next expiry would
+ * make a second instance).  The timer's later expiries then wait in the
+ * kernel, counting overruns on the timer's own instance.  A standard
+ * signal has one instance under NPTL, so when the kernel holds the
+ * signal too, the kernel's is the one delivered (its si_overrun and
+ * timer_getoverrun count every expiry since) and this copy is dropped.
+ * True if Weft's oldest instance of sig was such a copy and is gone. */
+static bool drop_stale_timer_copy(int sig)
+{
+	if (sig >= SIGRTMIN)
+		return false;
+	const struct sig_rec *r = proc_q;
+	while (r && r->info.si_signo != sig)
+		r = r->next;
+	if (!r || r->info.si_code != SI_TIMER)
+		return false;
+	uint64_t k = 0;
+	if (__weft_raw_syscall6(SYS_rt_sigpending, (long)&k, 8, 0, 0, 0, 0) != 0 || !(k & BIT(sig)))
+		return false;
+	siginfo_t gone;
+	dequeue(&proc_q, &proc_pend, sig, &gone);
+	return true;
+}
+
 /* Pending on the process: the first UT to unmask it takes it. */
 static void deliver_proc_pending(struct ut *t)
 {
@@ -815,6 +841,10 @@ static void deliver_proc_pending(struct ut *t)
 	while (due) {
 		int sig = __builtin_ctzll(due) + 1;
 		siginfo_t si;
+		if (drop_stale_timer_copy(sig)) {
+			due = proc_pend & ~t->sig_mask;
+			continue;
+		}
 		dequeue(&proc_q, &proc_pend, sig, &si);
 		if (enqueue(&t->sig_q, &t->sig_pend, sig, &si) != 0)
 			break;
@@ -833,12 +863,21 @@ static void deliver_proc_pending(struct ut *t)
  * siginfo to itself only from its first thread (the tid that is the
  * pid); from another carrier a kill() signal is sent again by kill(),
  * whose si_pid and si_uid are then the process's own, and any other kind
- * stays pending in Weft (proc_pend) as before.  True if the kernel has it. */
-static bool requeue_to_kernel(struct vp *vp, int sig, siginfo_t *si)
+ * stays pending in Weft (proc_pend) as before.  A kernel timer's signal
+ * (SI_TIMER) stays in Weft too: a copy queued again would not be the
+ * timer's own instance, which counts the overruns, and the timer's next
+ * expiry would queue that one beside it (drop_stale_timer_copy keeps one
+ * instance of a standard signal; two timer signals of a real-time number
+ * may then both be delivered, where NPTL's kernel would have held one),
+ * unless !keep_timer: Weft has no record left for it.
+ * True if the kernel has it. */
+static bool requeue_to_kernel(struct vp *vp, int sig, siginfo_t *si, bool keep_timer)
 {
 	uint64_t one = BIT(sig);
 	vp->sig_kmask = kwant();
 	kmask(SIG_BLOCK, &one, NULL);             /* not back here at once */
+	if (si->si_code == SI_TIMER && keep_timer)
+		return false;
 	pid_t pid = getpid();
 	if (__weft_raw_syscall6(SYS_rt_sigqueueinfo, pid, sig, (long)si, 0, 0, 0) == 0)
 		return true;
@@ -881,10 +920,10 @@ void __weft_sig_route(struct vp *vp, int sig, siginfo_t *si, ucontext_t *uc)
 		if (a.sa_handler == SIG_IGN)
 			return;
 		if (unlikely(__weft_mn) && si->si_code != SI_TKILL && (kwant() & BIT(sig)) &&
-		    requeue_to_kernel(vp, sig, si))
+		    requeue_to_kernel(vp, sig, si, true))
 			return;
 		if (enqueue(&proc_q, &proc_pend, sig, si) != 0)
-			requeue_to_kernel(vp, sig, si);   /* no record left: the kernel keeps it */
+			requeue_to_kernel(vp, sig, si, false);   /* no record left: the kernel keeps it */
 		return;
 	}
 	if (to == cur && running && !(cur->sig_mask & BIT(sig)) && uc) {
@@ -905,7 +944,7 @@ void __weft_sig_route(struct vp *vp, int sig, siginfo_t *si, ucontext_t *uc)
 		/* no record left (M:N: a carrier whose mask had not yet
 		 * followed the back-pressure): the kernel keeps it, blocked
 		 * here, until the UTs have taken what is queued */
-		requeue_to_kernel(vp, sig, si);
+		requeue_to_kernel(vp, sig, si, false);
 		return;
 	}
 	ready_update(to);
@@ -946,8 +985,12 @@ static int take_pending(struct vp *vp, uint64_t set, siginfo_t *info)
 		return sig;
 	}
 	uint64_t proc = proc_pend & set;
-	if (proc) {
+	while (proc) {
 		int sig = __builtin_ctzll(proc) + 1;
+		if (drop_stale_timer_copy(sig)) {
+			proc = proc_pend & set;
+			continue;
+		}
 		dequeue(&proc_q, &proc_pend, sig, info);
 		return sig;
 	}
