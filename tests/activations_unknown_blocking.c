@@ -159,6 +159,12 @@ static void one_blocks(enum how how)
 	 * yields, where a stuck VP would allow none */
 	CHECK(j.counted > 10000);
 	CHECK(s1.takeovers > s0.takeovers);
+	if (how == VIA_INSTRUCTION && j.tid_later == j.tid_before)
+		fprintf(stderr, "the UT came back on its kernel thread %d: takeovers %lu -> %lu, rejoins %lu -> %lu, "
+			"handoffs %lu -> %lu, spares %lu, VPs %lu\n", (int)j.tid_before,
+			(unsigned long)s0.takeovers, (unsigned long)s1.takeovers, (unsigned long)s0.rejoins,
+			(unsigned long)s1.rejoins, (unsigned long)s0.handoffs, (unsigned long)s1.handoffs,
+			(unsigned long)s1.kthreads_spare, (unsigned long)s1.vps);
 	if (how == VIA_INSTRUCTION)
 		CHECK(j.tid_later != j.tid_before);
 	close(p[1]);

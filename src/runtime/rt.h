@@ -1261,6 +1261,7 @@ void __weft_sig_reset(int sig) HIDDEN;
 struct sig_rec {
 	struct sig_rec *next;
 	siginfo_t info;
+	bool shared;                      /* process-directed: another UT's if this one exits */
 };
 struct sig_frame {                        /* a handler Weft runs on a UT */
 	struct sig_frame *outer;

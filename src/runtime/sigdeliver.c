@@ -179,7 +179,7 @@ static void rec_put(struct sig_rec *r)
 
 /* Queue si on (q, pend).  A standard signal already pending is merged
  * into the one there, as the kernel does; a real-time one is queued. */
-static int enqueue(struct sig_rec **q, uint64_t *pend, int sig, const siginfo_t *si)
+static int enqueue(struct sig_rec **q, uint64_t *pend, int sig, const siginfo_t *si, bool shared)
 {
 	if (sig < SIGRTMIN && (*pend & BIT(sig)))
 		return 0;
@@ -197,6 +197,7 @@ static int enqueue(struct sig_rec **q, uint64_t *pend, int sig, const siginfo_t 
 		return EAGAIN;
 	r->info = *si;
 	r->info.si_signo = sig;
+	r->shared = shared;
 	r->next = NULL;
 	struct sig_rec **tail = q;
 	while (*tail)
@@ -323,20 +324,50 @@ void __weft_sig_born_slow(struct ut *t)
 	kmask_apply(__weft_vp());
 }
 
+static void route_shared(struct vp *vp, int sig, siginfo_t *si, ucontext_t *uc, struct ut *running);
+
+/* t exits.  Its pending signals that were sent to it (pthread_kill, raise,
+ * its SIGEV_THREAD_ID timer) go with it, as the kernel discards a thread's
+ * own pending set; those routed to it from the process (shared) never
+ * reached a handler, and go to another UT that lets them through, or back
+ * to the process's pending set: under the kernel they would have stayed
+ * in the process's shared set, and no signal sent to a process is lost
+ * because one of its threads ended (M:N: a UT running on another VP takes
+ * a signal only at its next safe point, which an exit never reaches; one
+ * in 17 runs of storm_signals_handlers under two VPs lost a sem_post so). */
 void __weft_sig_gone(struct ut *t)
 {
+	struct sig_rec *shared = NULL, **tail = &shared;
+	for (struct sig_rec **p = &t->sig_q; *p;) {
+		struct sig_rec *r = *p;
+		if (!r->shared) {
+			p = &r->next;
+			continue;
+		}
+		*p = r->next;
+		r->next = NULL;
+		*tail = r;
+		tail = &r->next;
+	}
 	if (t->sig_pend)
 		drop_all(&t->sig_q, &t->sig_pend);
 	t->sig_ready = 0;
 	if (t == main_ut)
 		main_ut = NULL;
-	if (!t->sig_counted)
-		return;
-	t->sig_counted = 0;
-	__weft_sig_counted--;
-	if (t->sig_mask || __weft_sig_masked_uts) {
-		tally(t->sig_mask, -1);
-		kmask_apply(__weft_vp());
+	if (t->sig_counted) {
+		t->sig_counted = 0;
+		__weft_sig_counted--;
+		if (t->sig_mask || __weft_sig_masked_uts) {
+			tally(t->sig_mask, -1);
+			kmask_apply(__weft_vp());
+		}
+	}
+	while (shared) {
+		struct sig_rec *r = shared;
+		shared = r->next;
+		siginfo_t si = r->info;
+		rec_put(r);
+		route_shared(__weft_vp(), si.si_signo, &si, NULL, NULL);
 	}
 }
 
@@ -712,7 +743,7 @@ int __weft_sig_send(struct ut *t, int sig, const siginfo_t *si)
 			return 0;
 		}
 	}
-	int e = enqueue(&t->sig_q, &t->sig_pend, sig, si);
+	int e = enqueue(&t->sig_q, &t->sig_pend, sig, si, false);
 	if (e)
 		return e;
 	ready_update(t);
@@ -846,7 +877,7 @@ static void deliver_proc_pending(struct ut *t)
 			continue;
 		}
 		dequeue(&proc_q, &proc_pend, sig, &si);
-		if (enqueue(&t->sig_q, &t->sig_pend, sig, &si) != 0)
+		if (enqueue(&t->sig_q, &t->sig_pend, sig, &si, true) != 0)
 			break;
 		ready_update(t);
 		notify(vp, t, sig);
@@ -884,49 +915,15 @@ static bool requeue_to_kernel(struct vp *vp, int sig, siginfo_t *si, bool keep_t
 	return si->si_code == SI_USER && __weft_raw_syscall6(SYS_kill, pid, sig, 0, 0, 0, 0) == 0;
 }
 
-void __weft_sig_route(struct vp *vp, int sig, siginfo_t *si, ucontext_t *uc)
+/* Give sig to `to`, which may take it: at once if it is the running UT
+ * and the dispatcher called (uc), to its sigwait if it waits for it, else
+ * pending on it until its next safe point.  `shared`: a process-directed
+ * instance, which goes back to the process if `to` exits before taking it
+ * (__weft_sig_gone), as the kernel's shared pending set would keep it. */
+static void give_to(struct vp *vp, struct ut *to, int sig, siginfo_t *si, ucontext_t *uc, bool shared)
 {
 	struct ut *cur = vp->cur;
-	bool running = cur && cur->state == UT_RUNNING;
-	struct ut *to = NULL;
-	struct ut *armer = timer_owner(si);
-	if (armer && armer->state != UT_ZOMBIE && armer->state != UT_EXITING) {
-		to = armer;                       /* its own SIGEV_THREAD_ID timer */
-	} else if (si->si_code == SI_TKILL && running) {
-		to = cur;                         /* tgkill to the carrier: the running UT's */
-	} else {
-		/* Mueller's order: a UT waiting for it in sigwait & co; then
-		 * one waiting for any signal (sigsuspend, pause); then, as
-		 * Linux gives a process's signal to its main thread first, UT
-		 * 1; then the running UT; then any that lets it through */
-		if (give_to_waiter(vp, sig, si))
-			return;
-		if ((to = suspended_taker(sig)) != NULL) {
-		} else if (may_take(main_ut, sig)) {
-			to = main_ut;
-		} else if (running && !(cur->sig_mask & BIT(sig))) {
-			to = cur;
-		} else if (blocked_n[sig - 1] < __weft_sig_counted) {
-			/* some UT lets it through (the tally says so): find it */
-			struct find_ctx c = { BIT(sig), NULL };
-			__weft_ut_foreach(find_taker, &c);
-			to = c.best;
-		}
-	}
-	if (!to) {
-		/* nobody takes it now: pending on the process */
-		struct sigaction a;
-		__weft_sig_action(sig, &a);
-		if (a.sa_handler == SIG_IGN)
-			return;
-		if (unlikely(__weft_mn) && si->si_code != SI_TKILL && (kwant() & BIT(sig)) &&
-		    requeue_to_kernel(vp, sig, si, true))
-			return;
-		if (enqueue(&proc_q, &proc_pend, sig, si) != 0)
-			requeue_to_kernel(vp, sig, si, false);   /* no record left: the kernel keeps it */
-		return;
-	}
-	if (to == cur && running && !(cur->sig_mask & BIT(sig)) && uc) {
+	if (to == cur && cur->state == UT_RUNNING && !(cur->sig_mask & BIT(sig)) && uc) {
 		/* the running UT takes it at once, as the kernel's delivery
 		 * (signal.c brackets this with the noswitch mark over
 		 * protected code) */
@@ -940,7 +937,7 @@ void __weft_sig_route(struct vp *vp, int sig, siginfo_t *si, ucontext_t *uc)
 		if (__weft_sig_send(to, sig, si) == 0)
 			return;
 	}
-	if (enqueue(&to->sig_q, &to->sig_pend, sig, si) != 0) {
+	if (enqueue(&to->sig_q, &to->sig_pend, sig, si, shared) != 0) {
 		/* no record left (M:N: a carrier whose mask had not yet
 		 * followed the back-pressure): the kernel keeps it, blocked
 		 * here, until the UTs have taken what is queued */
@@ -949,6 +946,56 @@ void __weft_sig_route(struct vp *vp, int sig, siginfo_t *si, ucontext_t *uc)
 	}
 	ready_update(to);
 	notify(vp, to, sig);
+}
+
+/* A process-directed signal, in Mueller's order: a UT waiting for it in
+ * sigwait & co; then one waiting for any signal (sigsuspend, pause);
+ * then, as Linux gives a process's signal to its main thread first, UT 1;
+ * then `running` (the running UT, or NULL); then any that lets it
+ * through; else it stays pending on the process. */
+static void route_shared(struct vp *vp, int sig, siginfo_t *si, ucontext_t *uc, struct ut *running)
+{
+	struct ut *to = NULL;
+	if (give_to_waiter(vp, sig, si))
+		return;
+	if ((to = suspended_taker(sig)) != NULL) {
+	} else if (may_take(main_ut, sig)) {
+		to = main_ut;
+	} else if (running && !(running->sig_mask & BIT(sig))) {
+		to = running;
+	} else if (blocked_n[sig - 1] < __weft_sig_counted) {
+		/* some UT lets it through (the tally says so): find it */
+		struct find_ctx c = { BIT(sig), NULL };
+		__weft_ut_foreach(find_taker, &c);
+		to = c.best;
+	}
+	if (to) {
+		give_to(vp, to, sig, si, uc, true);
+		return;
+	}
+	/* nobody takes it now: pending on the process */
+	struct sigaction a;
+	__weft_sig_action(sig, &a);
+	if (a.sa_handler == SIG_IGN)
+		return;
+	if (unlikely(__weft_mn) && si->si_code != SI_TKILL && (kwant() & BIT(sig)) &&
+	    requeue_to_kernel(vp, sig, si, true))
+		return;
+	if (enqueue(&proc_q, &proc_pend, sig, si, true) != 0)
+		requeue_to_kernel(vp, sig, si, false);   /* no record left: the kernel keeps it */
+}
+
+void __weft_sig_route(struct vp *vp, int sig, siginfo_t *si, ucontext_t *uc)
+{
+	struct ut *cur = vp->cur;
+	bool running = cur && cur->state == UT_RUNNING;
+	struct ut *armer = timer_owner(si);
+	if (armer && armer->state != UT_ZOMBIE && armer->state != UT_EXITING)
+		give_to(vp, armer, sig, si, uc, false);   /* its own SIGEV_THREAD_ID timer */
+	else if (si->si_code == SI_TKILL && running)
+		give_to(vp, cur, sig, si, uc, false);     /* tgkill to the carrier: the running UT's */
+	else
+		route_shared(vp, sig, si, uc, running ? cur : NULL);
 }
 
 /* ---- the sigwait family, sigsuspend, pause ------------------------------ */

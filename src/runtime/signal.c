@@ -270,6 +270,17 @@ static void context_mask(struct vp *vp, ucontext_t *uc)
 	memcpy(&uc->uc_sigmask, &m, sizeof m);
 }
 
+/* M:N: the runtime lock if it is free within a few microseconds. */
+static bool rtl_take_briefly(void)
+{
+	for (int i = 0; i < 1024; i++) {
+		if (__weft_rtl_trylock())
+			return true;
+		__builtin_ia32_pause();
+	}
+	return false;
+}
+
 static void dispatch(int sig, siginfo_t *si, void *ucv)
 {
 	ucontext_t *uc = ucv;
@@ -308,7 +319,23 @@ static void dispatch(int sig, siginfo_t *si, void *ucv)
 		bool ns = __weft_pc_protected(pc) || __weft_noswitch_at(vp, sp);
 		struct vp_noswitch saved;
 		if (__weft_mn) {
-			__weft_rtl_lock();
+			/* Over libc's code the interrupted UT may hold one of
+			 * libc's locks (malloc's arena list, held by fork
+			 * around _Fork), which the runtime lock's holder on
+			 * another VP may be waiting for (Weft calls malloc
+			 * under it): waiting here deadlocked a UT's fork
+			 * against another VP's pthread_create.  So over
+			 * protected code the lock is only tried, briefly, and
+			 * the signal is deferred as over Weft's code when it
+			 * stays busy: its handler runs at this VP's next
+			 * epilogue, tick or idle look. */
+			if (ns && !rtl_take_briefly()) {
+				defer(vp, sig, si);
+				context_mask(vp, uc);
+				return;
+			}
+			if (!ns)
+				__weft_rtl_lock();
 			vp->in_weft = 1;
 		}
 		if (ns)

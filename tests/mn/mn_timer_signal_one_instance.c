@@ -18,6 +18,7 @@
 #include "mn_test.h"
 
 #include <signal.h>
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -105,6 +106,9 @@ int main(void)
 		for (int i = 0; i < 20000 && !hits; i++)
 			usleep(100);
 		usleep(20000);          /* room for a second instance, if there were one */
+		if (hits != 1 || first_overrun < 10)
+			fprintf(stderr, "round %d: %d runs of the handler, the first counting %d overruns\n",
+				round, hits, first_overrun);
 		CHECK_EQ(hits, 1);
 		CHECK(first_overrun >= 10);
 		CHECK_OK(timer_delete(watched));
