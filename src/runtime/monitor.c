@@ -257,17 +257,6 @@ static struct kt *monitor_spare(void)
 	return spawn.made;
 }
 
-/* M:N: the runtime lock if it comes free within a few microseconds. */
-static bool rtl_take_briefly(void)
-{
-	for (int i = 0; i < 256; i++) {
-		if (__weft_rtl_trylock())
-			return true;
-		__builtin_ia32_pause();
-	}
-	return false;
-}
-
 static void take_over(struct vp *vp, pid_t tid, uint64_t switches, const struct sample *before)
 {
 	/* The spare first, before BUSY: making one is glibc's pthread_create,
@@ -310,7 +299,7 @@ static void take_over(struct vp *vp, pid_t tid, uint64_t switches, const struct 
 	 * libc's (malloc's arena, taken once K woke) that the lock's holder
 	 * waits for (a pthread_create's calloc).  A busy lock backs the
 	 * decision off; the next period looks again. */
-	if (__weft_mn && !rtl_take_briefly())
+	if (__weft_mn && !__weft_rtl_take_briefly(256))
 		goto back_off;
 	x->away = 1;
 	WEFT_STATE(x, UT_BLOCKED);

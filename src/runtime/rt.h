@@ -737,6 +737,18 @@ static inline bool __weft_rtl_trylock(void)
 	WEFT_RTL_OWNER_SET(__weft_arch_gs_get());
 	return true;
 }
+/* Take it if it is free within `spins` pauses (a holder keeps it for a
+ * Weft call's length): for a caller that must not wait for a holder that
+ * may itself wait for a lock the caller's kernel thread holds. */
+static inline bool __weft_rtl_take_briefly(int spins)
+{
+	for (int i = 0; i < spins; i++) {
+		if (__weft_rtl_trylock())
+			return true;
+		__builtin_ia32_pause();
+	}
+	return false;
+}
 static inline void __weft_rtl_unlock(void)
 {
 	WEFT_RTL_OWNER_SET((void *)-1);

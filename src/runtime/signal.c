@@ -270,17 +270,6 @@ static void context_mask(struct vp *vp, ucontext_t *uc)
 	memcpy(&uc->uc_sigmask, &m, sizeof m);
 }
 
-/* M:N: the runtime lock if it is free within a few microseconds. */
-static bool rtl_take_briefly(void)
-{
-	for (int i = 0; i < 1024; i++) {
-		if (__weft_rtl_trylock())
-			return true;
-		__builtin_ia32_pause();
-	}
-	return false;
-}
-
 static void dispatch(int sig, siginfo_t *si, void *ucv)
 {
 	ucontext_t *uc = ucv;
@@ -329,7 +318,7 @@ static void dispatch(int sig, siginfo_t *si, void *ucv)
 			 * the signal is deferred as over Weft's code when it
 			 * stays busy: its handler runs at this VP's next
 			 * epilogue, tick or idle look. */
-			if (ns && !rtl_take_briefly()) {
+			if (ns && !__weft_rtl_take_briefly(1024)) {
 				defer(vp, sig, si);
 				context_mask(vp, uc);
 				return;
