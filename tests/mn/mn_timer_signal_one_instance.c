@@ -6,7 +6,7 @@
  * change made on another VP; runtime/sigdeliver.c, route).
  *
  * Invariant, as under NPTL: two UTs block SIGUSR2; a periodic 1 ms
- * SIGEV_SIGNAL timer, armed to expire at once, runs for 50 ms; when one UT
+ * SIGEV_SIGNAL timer, armed to expire at once, runs for 200 ms; when one UT
  * unblocks, the handler runs exactly once (it stops the timer at once, so
  * a second run could only be a duplicate instance), and timer_getoverrun
  * in it counts the expiries it stood for (>= 10).  Before the fix the
@@ -100,7 +100,12 @@ int main(void)
 		struct itimerspec its = { .it_value = { 0, 1000 },           /* at once */
 					  .it_interval = { 0, 1000000 } };   /* then every 1 ms */
 		CHECK_OK(timer_settime(watched, 0, &its, NULL));
-		usleep(50000);
+		/* 200 expiries: a lagging carrier that the kernel handed the
+		 * first one to, but that a loaded machine let run only much
+		 * later, took it with the overruns counted until then, and the
+		 * kernel's instance counts only those since (the known limit,
+		 * docs/mn.md); the 10 asked for below leave it 190 ms */
+		usleep(200000);
 		CHECK_EQ(hits, 0);      /* blocked by every UT */
 		block_usr2(SIG_UNBLOCK);
 		for (int i = 0; i < 20000 && !hits; i++)
