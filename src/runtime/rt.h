@@ -696,8 +696,14 @@ void __weft_warn(const char *fmt, ...) HIDDEN __attribute__((format(printf, 1, 2
  * taken, by a kernel thread that does not hold it (in_weft clear), by the
  * dump signal's handler over the program's code (signal.c, on_dump), by
  * clock_gettime of a CPU clock (cpuclock.c) and by weft_stats_get
- * (stats.c), to read other VPs' state, and by the io layer's fork parent
- * handler (io/poller.c), which glibc's fork calls over the program's code. */
+ * (stats.c), to read other VPs' state, by the io layer's fork parent
+ * handler (io/poller.c), which glibc's fork calls over the program's code,
+ * and by the dispatcher to route a signal over the program's code
+ * (signal.c).  Only tried, never waited for (__weft_rtl_take_briefly), by
+ * the dispatcher over libc's code and by the monitor's takeover: the
+ * kernel thread they interrupted or decide about may hold a lock of
+ * libc's (malloc's, which glibc's fork holds around the system call) that
+ * the holder waits for in a malloc under this lock. */
 extern volatile uint32_t __weft_rtl HIDDEN;
 void __weft_rtl_lock_slow(void) HIDDEN;
 void __weft_rtl_wake(void) HIDDEN;

@@ -333,8 +333,8 @@ static void route_shared(struct vp *vp, int sig, siginfo_t *si, ucontext_t *uc, 
  * to the process's pending set: under the kernel they would have stayed
  * in the process's shared set, and no signal sent to a process is lost
  * because one of its threads ended (M:N: a UT running on another VP takes
- * a signal only at its next safe point, which an exit never reaches; one
- * in 17 runs of storm_signals_handlers under two VPs lost a sem_post so). */
+ * a signal only at its next safe point, which an exit never reaches:
+ * mn_signal_outlives_taker lost up to 2,043 of 20,000 so). */
 void __weft_sig_gone(struct ut *t)
 {
 	struct sig_rec *shared = NULL, **tail = &shared;
