@@ -13,10 +13,15 @@
  * call is made again with the same absolute time.
  *   When the bracket cannot hand the VP on (no spare kernel thread,
  * WEFT_ACTIVATIONS=off), sleeping for the whole wait would stop every UT,
- * and the waker may be one of them.  Then the wait yields to ready UTs
- * and sleeps only in slices (slice_wait): a spurious wake-up, which every
- * glibc protocol loop accepts.  Alone, or inside a handler that must not
- * switch, the UT simply sleeps.
+ * and the waker may be one of them.  Then the UT parks on this process's
+ * own table of waits, keyed by the word (local_wait): a wake made here
+ * unparks it at once, and it looks at the word again every poll interval
+ * (50 us, doubling to 1 ms), for a wake from another process, which only
+ * the kernel hears.  Returning after a poll is a spurious wake-up, which
+ * every glibc protocol loop accepts.  Parked, it is not ready, so the
+ * other UTs (and the VP's idle sleep) run as for any wait.  Alone, or
+ * inside a handler that must not switch, the UT simply sleeps in the
+ * kernel.
  *   Cancellation: a cancellable wait records (UT, word) on a list before it
  * sleeps; pthread_cancel (posix/cancel.c) finds its target there and wakes
  * every sleeper on that word (the others see a spurious wake-up); the
@@ -39,6 +44,14 @@
  * when nobody of this process holds or waits for it.  A record is never
  * kept across a park or a bracket by its user: it may be freed meanwhile,
  * so it is looked up again.  VP-local (M:1), like every sync object.
+ *
+ * State and its readers: the sleepers list, the local wait table and the
+ * holder table are read and written only by UTs inside a Weft call (under
+ * M:N, WEFT_CALL's runtime lock serialises them; no signal handler or
+ * other kernel thread reads them).  The local table's word is compared
+ * before the UT parks with no switch in between, and a waker unparks
+ * under the same rule, so a wake made by a UT of this process is never
+ * lost; one made by another process is seen at the next poll.
  */
 #include "pshared.h"
 #include "../arch/arch.h"
@@ -47,7 +60,7 @@
 #include <stdlib.h>
 #include <sys/syscall.h>
 
-#define SLICE_NS 1000000L               /* a sleep that keeps the VP: 1 ms */
+#define SLICE_NS 1000000L               /* a local wait looks again at least every 1 ms */
 
 /* ---- identity ---- */
 
@@ -107,8 +120,48 @@ struct sleeper {
 };
 static struct sleeper *sleepers;
 
+/* The local wait table: UTs parked on a word because the VP could not be
+ * handed on (local_wait).  A parked UT's wait_obj is the word itself. */
+#define LOCAL_BUCKETS 64u
+static struct waitq local_waits[LOCAL_BUCKETS];
+
+static struct waitq *local_bucket(const volatile void *w)
+{
+	uintptr_t a = (uintptr_t)w;
+	return &local_waits[((a >> 2) ^ (a >> 10)) % LOCAL_BUCKETS];
+}
+
+/* Unpark up to n of this process's UTs parked on w; how many. */
+static int wake_local(const volatile void *w, int n)
+{
+	struct waitq *q = local_bucket(w);
+	struct ut *t = q->head;
+	if (!t)
+		return 0;
+	struct ut *last = t->q_prev;
+	int woke = 0;
+	for (;;) {
+		struct ut *next = t->q_next;
+		bool at_end = t == last;
+		if (t->wait_obj == (const void *)w) {
+			__weft_unpark_nopreempt(t, 0);
+			if (++woke >= n)
+				break;
+		}
+		if (at_end)
+			break;
+		t = next;
+	}
+	return woke;
+}
+
 void __weft_pfutex_wake(const volatile void *w, int n)
 {
+	/* A wake need not choose: up to n here, and up to n sleeping in the
+	 * kernel (other processes, handed-off waits); the extra ones see a
+	 * spurious wake-up. */
+	if (wake_local(w, n))
+		__weft_preempt_check();
 	__weft_raw_syscall6(SYS_futex, (long)w, FUTEX_WAKE, n, 0, 0, 0);
 }
 
@@ -136,49 +189,35 @@ static long futex_wait_abs(const volatile void *w, uint32_t val, clockid_t clk,
 }
 
 /* The VP could not be handed on and other UTs exist: one of them may be
- * the waker.  While some are ready, yield to them (the caller sees a
- * spurious wake-up and checks its word again); with none ready, or after
- * a long run of yields, sleep in the kernel for a slice at most — up to
- * the next Weft timer, SLICE_NS, or less while others are ready — so the
- * waker, here or in another process, is never kept waiting long. */
-static unsigned yield_streak;
+ * the waker.  Park on the local table until a wake here, the poll
+ * interval or the deadline (-1: none).  0 (woken, a poll, or the word had
+ * changed: the caller looks again), -ETIMEDOUT or -ECANCELED. */
+#define POLL_MIN_NS 50000L
 
-static long slice_wait(const volatile void *w, uint32_t val, clockid_t clk,
-		       const struct timespec *abs)
+static long local_wait(const volatile void *w, uint32_t val, int64_t deadline, bool cancellable)
 {
-	struct vp *vp = __weft_vp();
-	bool others = __weft_highest_ready() >= 0 || vp->inbox;
-	if (others && yield_streak++ < 64) {
-		__weft_yield();
-		return 0;
-	}
-	yield_streak = 0;
-	int64_t slice = others ? SLICE_NS / 20 : SLICE_NS;
-	if (__weft_timers_pending()) {
-		int64_t d = __weft_timers_next() - __weft_now();
-		if (d < slice)
-			slice = d > 0 ? d : 0;
-	}
-	bool sliced = true;
-	if (abs) {
-		struct timespec now;
-		clock_gettime(clk, &now);
-		int64_t left = (int64_t)(abs->tv_sec - now.tv_sec) * 1000000000 +
-			       (abs->tv_nsec - now.tv_nsec);
-		if (left <= slice) {
-			slice = left;
-			sliced = false;
+	int64_t poll = POLL_MIN_NS;
+	for (;;) {
+		if (__atomic_load_n((const volatile uint32_t *)w, __ATOMIC_ACQUIRE) != val)
+			return 0;
+		int64_t until = __weft_now() + poll;
+		bool polling = true;
+		if (deadline >= 0 && deadline <= until) {
+			until = deadline;
+			polling = false;
 		}
+		struct waitq *q = local_bucket(w);
+		int r = cancellable ? __weft_park_cancellable(q, until, WAIT_FUTEX, (void *)w)
+				    : __weft_park(q, until, WAIT_FUTEX, (void *)w);
+		if (r == ECANCELED)
+			return -ECANCELED;
+		if (r != ETIMEDOUT)
+			return 0;
+		if (!polling)
+			return -ETIMEDOUT;
+		if (poll < SLICE_NS)
+			poll *= 2;
 	}
-	long r = sliced ? 0 : -ETIMEDOUT;
-	if (slice > 0) {
-		struct timespec rel = { slice / 1000000000, slice % 1000000000 };
-		r = __weft_raw_syscall6(SYS_futex, (long)w, FUTEX_WAIT, val, (long)&rel, 0, 0);
-		if (r == -ETIMEDOUT && sliced)
-			r = 0;          /* the slice ended, not the wait */
-	}
-	__weft_yield();                 /* and any timer now due runs */
-	return r;
 }
 
 int __weft_pfutex_wait(const volatile void *w, uint32_t val, clockid_t clk,
@@ -208,10 +247,13 @@ int __weft_pfutex_wait(const volatile void *w, uint32_t val, clockid_t clk,
 		long r = __weft_blocking_call(SYS_futex, args, b, abs ? 1 : 0, true, &weft);
 		if (r == WEFT_NOT_HANDED) {
 			struct vp *vp = __weft_vp();
+			int64_t deadline = -1;
 			if (__weft_proc.live < 2 || __weft_noswitch(vp))
 				r = futex_wait_abs(w, val, clk, abs);   /* nobody else to run */
+			else if (abs && __weft_abs_deadline(clk, abs, &deadline) != 0)
+				r = -EINVAL;
 			else
-				r = slice_wait(w, val, clk, abs);
+				r = local_wait(w, val, deadline, cancellable);
 			/* an EINTR no program signal caused (Weft's tick) */
 			weft = r == -EINTR && __weft_vp()->async.caught == caught;
 		}

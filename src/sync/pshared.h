@@ -80,11 +80,14 @@ static inline bool psem_is(sem_t *s) { return gsem_of(s)->private != 0; }
  * when the VP could not be handed on); ECANCELED, when `cancellable`, for a
  * cancellation request due (checked before and after the sleep, and
  * pthread_cancel wakes the sleeper: __weft_pfutex_cancel_kick).  When the
- * VP cannot be handed on and other UTs exist, the sleep is cut into short
- * slices with a yield between them, so a waker of this process still runs. */
+ * VP cannot be handed on and other UTs exist, the UT parks on the process's
+ * local table instead (woken by __weft_pfutex_wake here at once, and looking
+ * at the word every poll for another process's wake), so a waker of this
+ * process still runs. */
 int __weft_pfutex_wait(const volatile void *w, uint32_t val, clockid_t clk,
 		       const struct timespec *abs, bool cancellable) HIDDEN;
-/* Wake up to n sleepers on w (raw system call, never blocks). */
+/* Wake up to n sleepers on w: UTs parked on the local table, and the
+ * kernel's (a raw system call); never blocks. */
 void __weft_pfutex_wake(const volatile void *w, int n) HIDDEN;
 /* A timed call's time, as glibc checks it before it waits: EINVAL for a
  * clock other than REALTIME and MONOTONIC or a tv_nsec out of range. */
