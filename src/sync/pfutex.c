@@ -131,12 +131,15 @@ static struct waitq *local_bucket(const volatile void *w)
 	return &local_waits[((a >> 2) ^ (a >> 10)) % LOCAL_BUCKETS];
 }
 
-/* Unpark up to n of this process's UTs parked on w; how many. */
+/* Unpark up to n of this process's UTs parked on w; how many.  Only from
+ * a VP (a UT, or a guest lent one): a kernel thread without one (the
+ * monitor, a guest that cannot be given one) leaves them to their next
+ * look at the word. */
 static int wake_local(const volatile void *w, int n)
 {
 	struct waitq *q = local_bucket(w);
 	struct ut *t = q->head;
-	if (!t)
+	if (!t || __weft_where(__weft_vp()) != WHERE_VP)
 		return 0;
 	struct ut *last = t->q_prev;
 	int woke = 0;
