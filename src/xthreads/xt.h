@@ -105,12 +105,32 @@ const pthread_attr_t *xt_default_attr(void);
 void xt_wait_begin(struct xt_slot *me);
 void xt_wait_end(struct xt_slot *me);
 
-/* With the caller marked: is every live thread marked, none ready to run?
- * Then nothing but the caller can ever run again; if the caller has
- * nothing to return either, the program ends (exit status 0), as Xthreads'
- * resched() ends it when no thread is ready.  Once this is true no other
- * thread runs before the caller parks, so its re-check after is exact. */
-bool xt_nothing_else_runs(void);
+/* With the caller marked (`marked`: how many of the live threads the
+ * caller counts as waiting), the verdict of Xthreads' resched():
+ *   XT_ALL_WAIT   every live thread is marked and none is ready or running:
+ *                 nothing but the caller can ever run again; if the caller
+ *                 has nothing to return either, the program ends (exit
+ *                 status 0).  Once this is true no other thread runs before
+ *                 the caller parks, so its re-check after is exact.
+ *   XT_NOT_ALL    some live thread is not marked: wait as usual.  That
+ *                 thread's own check, later, decides.
+ *   XT_UNSETTLED  all are marked, but another is still ready or running
+ *                 (on another VP; or preempted between its check and its
+ *                 park): it will park, or (woken) unmark.  Its check may
+ *                 have come before the caller's mark and seen XT_NOT_ALL,
+ *                 so the caller must look again once it has parked: the
+ *                 waits do so at growing intervals (xt_poll_next).
+ * The last check made always sees every mark (each thread marks before it
+ * checks), so it answers XT_ALL_WAIT or XT_UNSETTLED: the end is never
+ * missed, only seen up to one interval late. */
+enum xt_verdict { XT_NOT_ALL, XT_ALL_WAIT, XT_UNSETTLED };
+enum xt_verdict xt_verdict(unsigned long marked);
+/* The caller's own count of marks (xt_waiting). */
+unsigned long xt_marked(void);
+/* The next look of an XT_UNSETTLED wait: *poll_ns from now (monotonic),
+ * then *poll_ns doubled up to 128 ms. */
+struct timespec xt_poll_next(long *poll_ns);
+#define XT_POLL_FIRST_NS 1000000L
 
 /* Is the priority a valid Xinu priority (1..99)? */
 static inline bool xt_prio_ok(int prio)

@@ -14,6 +14,7 @@
  */
 #include "xt.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <weft.h>
 
@@ -68,9 +69,25 @@ XT_API XTCALL xthread_wait(Xevent e)
 	if (!me)
 		return weft_event_wait(&ev->ev) == 0 ? XTOK : XTERR;
 	xt_wait_begin(me);
-	if (!ev->set && xt_nothing_else_runs() && !ev->set)
-		exit(0);
-	int r = ev->set ? 0 : weft_event_wait(&ev->ev);
+	int r = 0;
+	long poll_ns = XT_POLL_FIRST_NS;
+	while (!ev->set) {
+		enum xt_verdict v = xt_verdict(xt_marked());
+		if (v == XT_ALL_WAIT && !ev->set)
+			exit(0);
+		if (v == XT_NOT_ALL) {
+			r = weft_event_wait(&ev->ev);
+			break;
+		}
+		if (v == XT_UNSETTLED) {
+			/* look again after a while (xt.h) */
+			struct timespec at = xt_poll_next(&poll_ns);
+			r = weft_event_timedwait(&ev->ev, CLOCK_MONOTONIC, &at);
+			if (r != ETIMEDOUT)
+				break;
+			r = 0;
+		}
+	}
 	xt_wait_end(me);
 	return r == 0 ? XTOK : XTERR;
 }

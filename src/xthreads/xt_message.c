@@ -33,11 +33,25 @@ XT_API XTCALL xthread_receive(void)
 		return (XTCALL)m;
 	}
 	xt_wait_begin(me);
-	if (xt_nothing_else_runs()) {
-		if (weft_recvclr(&m) != 0)
-			exit(0);
-	} else {
-		weft_receive(&m);
+	long poll_ns = XT_POLL_FIRST_NS;
+	for (;;) {
+		enum xt_verdict v = xt_verdict(xt_marked());
+		if (v == XT_ALL_WAIT) {
+			if (weft_recvclr(&m) != 0)
+				exit(0);
+			break;
+		}
+		if (v == XT_NOT_ALL) {
+			weft_receive(&m);
+			break;
+		}
+		/* unsettled: look again after a while (xt.h) */
+		struct timespec at = xt_poll_next(&poll_ns), now, rel;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		long ns = (at.tv_sec - now.tv_sec) * 1000000000L + (at.tv_nsec - now.tv_nsec);
+		rel = (struct timespec){ 0, ns > 0 ? ns : 0 };
+		if (weft_recvtime(&m, &rel) == 0)
+			break;
 	}
 	xt_wait_end(me);
 	return (XTCALL)m;

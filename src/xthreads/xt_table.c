@@ -131,14 +131,29 @@ void xt_slot_free(struct xt_slot *s)
 
 /* ---- "every thread waits": the program ends -------------------------- */
 
-/* The caller counted in `marked` of the threads_live it sees: has every
- * live thread been marked waiting, with none ready to run? */
-static bool all_wait(unsigned long marked)
+enum xt_verdict xt_verdict(unsigned long marked)
 {
 	struct weft_stats st;
-	if (weft_stats_get(&st, sizeof st) != 0)
-		return false;
-	return st.threads_ready == 0 && marked == st.threads_live;
+	if (weft_stats_get(&st, sizeof st) != 0 || marked != st.threads_live)
+		return XT_NOT_ALL;
+	return st.threads_ready == 0 ? XT_ALL_WAIT : XT_UNSETTLED;
+}
+
+unsigned long xt_marked(void)
+{
+	return __atomic_load_n(&xt_waiting, __ATOMIC_RELAXED);
+}
+
+struct timespec xt_poll_next(long *poll_ns)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	ts.tv_nsec += *poll_ns;
+	ts.tv_sec += ts.tv_nsec / 1000000000L;
+	ts.tv_nsec %= 1000000000L;
+	if (*poll_ns < 128000000L)
+		*poll_ns *= 2;
+	return ts;
 }
 
 void xt_wait_begin(struct xt_slot *me)
@@ -148,11 +163,6 @@ void xt_wait_begin(struct xt_slot *me)
 	me->in_wait = 1;
 	__atomic_add_fetch(&xt_waiting, 1, __ATOMIC_RELAXED);
 	pthread_setcancelstate(old, NULL);
-}
-
-bool xt_nothing_else_runs(void)
-{
-	return all_wait(__atomic_load_n(&xt_waiting, __ATOMIC_RELAXED));
 }
 
 void xt_wait_end(struct xt_slot *me)
@@ -219,9 +229,26 @@ void xt_thread_ends(struct xt_slot *s)
 	xt_slot_free(s);
 	unsigned long waiting = __atomic_load_n(&xt_waiting, __ATOMIC_RELAXED);
 	xt_unlock(old);
-	/* the ending thread is still live, and not marked */
-	if (waiting && all_wait(waiting + 1))
-		exit(0);
+	/* The ending thread is still live, and not marked: it counts itself.
+	 * It cannot look again later, so while the others are unsettled
+	 * (one on its way to park, or woken and about to unmark) it waits
+	 * for them here, for a second at most; a thread that checked before
+	 * this one unmarked itself may have parked untimed, counting on it. */
+	if (!waiting)
+		return;
+	long poll_ns = XT_POLL_FIRST_NS / 8;
+	for (int i = 0; i < 16; i++) {          /* 125 us doubling to 128 ms: 0.9 s */
+		switch (xt_verdict(xt_marked() + 1)) {
+		case XT_ALL_WAIT:
+			exit(0);
+		case XT_NOT_ALL:
+			return;
+		case XT_UNSETTLED:
+			break;
+		}
+		struct timespec at = xt_poll_next(&poll_ns);
+		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &at, NULL);
+	}
 }
 
 static void key_destructor(void *p)

@@ -1,8 +1,9 @@
 /* The program ends when every thread waits in xthread_wait or
  * xthread_receive and none can run (Xthreads' resched(): no thread ready,
  * exit), and not before: a thread asleep in nanosleep, or ready, or a
- * waiting thread whose event is set, keeps it going.  Each case runs in a
- * child process that must exit 0 promptly with its output complete. */
+ * waiting thread whose event is set, keeps it going; many threads that
+ * wait at once (their looks cross on two VPs) end it too.  Each case runs
+ * in a child process that must exit 0 promptly with its output complete. */
 #include "../check.h"
 #include <sys/wait.h>
 #include <unistd.h>
@@ -78,6 +79,24 @@ static void all_wait(void)
 	_exit(9);
 }
 
+/* Many threads reach their wait together (on two VPs their last looks
+ * cross: each may see another still running): the end is still seen.
+ * Twelve rounds, each in its own child. */
+static void many_wait_together(void)
+{
+	xthread_t t;
+	never = xthread_event();
+	for (int i = 0; i < 8; i++)
+		CHECK_EQ(xthread_create(&t, NULL, i % 2 ? waiter : receiver, 0), XTOK);
+	printf("many\n");
+	fflush(stdout);
+	if (stage)
+		xthread_receive();
+	else
+		xthread_wait(never);
+	_exit(9);
+}
+
 /* A sleeper is not waiting for ever: the end comes after it wakes. */
 static void sleeper_keeps_it(void)
 {
@@ -110,6 +129,11 @@ static void main_exits_others_run(void)
 int main(void)
 {
 	child_ends(all_wait, "waiting\n");
+	for (int i = 0; i < 12; i++) {
+		stage = i % 2;
+		child_ends(many_wait_together, "many\n");
+	}
+	stage = 0;
 	child_ends(sleeper_keeps_it, "slept\n");
 	child_ends(main_exits_others_run, "main done\n");
 	return 0;
