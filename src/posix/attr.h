@@ -35,16 +35,23 @@ struct weft_attr {
 	int prio;
 	uint8_t stack_mode;    /* CS_MODE_*: 0 = the process's default (WEFT_STACK_MODE) */
 	uint8_t pad[3];
-	size_t stacksize;      /* 0: the default */
-	size_t guardsize;
-	void *stacktop;        /* one past the top of a caller-supplied stack, or
-				* NULL; its bottom is stacktop - stacksize, as in
-				* glibc (setstacksize after setstackaddr keeps
-				* the top) */
+	/* The stack's three fields sit where glibc's struct pthread_attr has
+	 * them (guardsize, stackaddr = the top, stacksize), so glibc's own
+	 * pthread_attr_getstack/getstacksize/getguardsize read a Weft object
+	 * right: the sanitizers' runtimes fill one with pthread_getattr_np (in
+	 * the program's link, Weft's) and read it with glibc's getstack. */
+	size_t guardsize;      /* glibc's offset 16 */
+	void *stacktop;        /* glibc's stackaddr, offset 24: one past the top of a
+				* caller-supplied stack, or NULL; its bottom is
+				* stacktop - stacksize, as in glibc
+				* (setstacksize after setstackaddr keeps the top) */
+	size_t stacksize;      /* glibc's offset 32; 0: the default */
 	struct attr_ext *ext;
 };
 
 _Static_assert(sizeof(struct weft_attr) <= sizeof(pthread_attr_t), "attr fits glibc's");
+_Static_assert(offsetof(struct weft_attr, guardsize) == 16 && offsetof(struct weft_attr, stacktop) == 24 &&
+	       offsetof(struct weft_attr, stacksize) == 32, "glibc's stack fields");
 
 static inline struct weft_attr *attr_of(pthread_attr_t *a) { return (struct weft_attr *)(void *)a; }
 static inline const struct weft_attr *attr_cof(const pthread_attr_t *a)

@@ -90,6 +90,18 @@ bool __weft_activations_on(void)
 		/* through ThreadSanitizer's interceptor: TSan must know every
 		 * kernel thread that runs the program's code */
 		void *f = dlsym(RTLD_NEXT, "pthread_create");
+#elif defined(__SANITIZE_ADDRESS__)
+		/* through AddressSanitizer's interceptor, by its own name (found
+		 * so whatever the load order): ASan must know every kernel thread
+		 * too.  Its record of a thread (the running stack's bounds, the
+		 * fake stack, the fiber switch in progress) is found through a
+		 * key Weft keeps per kernel thread (sync/key.c); a spare made past
+		 * the interceptor had none, read the last record any kernel
+		 * thread had set, and shared it with that thread: "starting fiber
+		 * switch while in fiber switch" when both switched at once. */
+		void *f = dlsym(RTLD_DEFAULT, "__interceptor_pthread_create");
+		if (!f)
+			f = dlvsym(RTLD_NEXT, "pthread_create", "GLIBC_2.34");
 #else
 		void *f = dlvsym(RTLD_NEXT, "pthread_create", "GLIBC_2.34");
 #endif
@@ -414,6 +426,27 @@ int __weft_kt_home_ready(struct kt *k)
 /* ASan's switch to fake stacks for new frames (detect_stack_use_after_return). */
 extern int __asan_option_detect_stack_use_after_return;
 extern bool __weft_san_many_kthreads HIDDEN;   /* sched.c */
+
+/* ASan's interceptor returns to the creator before the new thread has
+ * started; the thread's start-up code in ASan then asks pthread_self and
+ * pthread_getattr_np, which must find it still in its birth (kts.birth),
+ * not a guest waiting for the VP its creator may hold.  So the creator
+ * waits until the thread reaches `born`, past ASan's start-up. */
+struct birth {
+	void *(*fn)(void *);
+	void *arg;
+	volatile uint32_t born;
+};
+
+static void *born(void *p)
+{
+	struct birth *b = p;
+	void *(*fn)(void *) = b->fn;
+	void *arg = b->arg;
+	__atomic_store_n(&b->born, 1, __ATOMIC_RELEASE);   /* b may go now */
+	futex(&b->born, FUTEX_WAKE, 1);
+	return fn(arg);
+}
 #endif
 
 static int glibc_thread(void *(*fn)(void *), void *arg, void *own)
@@ -457,6 +490,11 @@ static int glibc_thread(void *(*fn)(void *), void *arg, void *own)
 			e = kts.create(id, &ga, fn, arg);
 		attr_destroy(&ga);
 	}
+#elif defined(__SANITIZE_ADDRESS__)
+	struct birth b = { fn, arg, 0 };
+	int e = kts.create(id, NULL, born, &b);
+	while (e == 0 && !__atomic_load_n(&b.born, __ATOMIC_ACQUIRE))
+		futex(&b.born, FUTEX_WAIT, 0);
 #else
 	int e = kts.create(id, NULL, fn, arg);
 #endif

@@ -22,8 +22,11 @@
  * made every kernel thread ASan's one "thread", whose running stack, fake
  * stack and switch-in-progress flag two kernel threads then shared.  A
  * fork's child takes over the forking kernel thread's values (kt_forked);
- * a kernel thread with no value of its own reads the last value any
- * kernel thread set.
+ * a kernel thread Weft is making reads NULL until it sets its own (ASan
+ * checks that of a new thread: the spares are made through its
+ * interceptor, runtime/kthread.c); any other kernel thread with no value
+ * of its own — a vfork child, a clone Weft did not make — reads the last
+ * value any kernel thread set.
  * Readers and writers: any kernel thread (from inside malloc, signal
  * handlers, the monitor); an entry is claimed by a CAS on its tag and
  * written only by its own kernel thread afterwards.
@@ -131,8 +134,11 @@ static KT_PATH struct kt_value *kt_forked(pthread_key_t key)
 static KT_PATH void *kt_get(pthread_key_t key)
 {
 	struct kt_value *e = kt_entry(key, false);
-	if (!e)
-		e = kt_forked(key);
+	if (e)
+		return e->value;
+	if (__weft_kt_in_birth())
+		return NULL;            /* a new thread: its own value comes next */
+	e = kt_forked(key);
 	return e ? e->value : __atomic_load_n(&keys[key].kvalue, __ATOMIC_RELAXED);
 }
 
