@@ -51,7 +51,7 @@ test-copy: build
 	cd build && WEFT_STACK_MODE=copy ctest --output-on-failure -j $(JOBS) -LE 'separate-stack|tsan|valgrind'
 
 # The sanitizer build's suite, but the tests labelled san-open (defects of
-# the ASan build under two VPs still open, listed in docs/debugging.md).
+# the ASan build still open, listed in docs/debugging.md; none today).
 test-san: build-san
 	cd build-san && ctest --output-on-failure -j $(JOBS) -LE san-open
 
