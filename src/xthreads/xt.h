@@ -105,8 +105,8 @@ const pthread_attr_t *xt_default_attr(void);
 void xt_wait_begin(struct xt_slot *me);
 void xt_wait_end(struct xt_slot *me);
 
-/* With the caller marked (`marked`: how many of the live threads the
- * caller counts as waiting), the verdict of Xthreads' resched():
+/* With the caller marked (or, `unmarked_self` 1, an ending caller that
+ * counts itself as waiting), the verdict of Xthreads' resched():
  *   XT_ALL_WAIT   every live thread is marked and none is ready or running:
  *                 nothing but the caller can ever run again; if the caller
  *                 has nothing to return either, the program ends (exit
@@ -119,17 +119,15 @@ void xt_wait_end(struct xt_slot *me);
  *                 park): it will park, or (woken) unmark.  Its check may
  *                 have come before the caller's mark and seen XT_NOT_ALL,
  *                 so the caller must look again once it has parked: the
- *                 waits do so at growing intervals (xt_poll_next).
+ *                 waits do so at growing intervals (xt_poll_step).
  * The last check made always sees every mark (each thread marks before it
  * checks), so it answers XT_ALL_WAIT or XT_UNSETTLED: the end is never
  * missed, only seen up to one interval late. */
 enum xt_verdict { XT_NOT_ALL, XT_ALL_WAIT, XT_UNSETTLED };
-enum xt_verdict xt_verdict(unsigned long marked);
-/* The caller's own count of marks (xt_waiting). */
-unsigned long xt_marked(void);
-/* The next look of an XT_UNSETTLED wait: *poll_ns from now (monotonic),
- * then *poll_ns doubled up to 128 ms. */
-struct timespec xt_poll_next(long *poll_ns);
+enum xt_verdict xt_verdict(unsigned long unmarked_self);
+/* How long an XT_UNSETTLED wait waits before it looks again: *poll_ns
+ * (start it at XT_POLL_FIRST_NS), which doubles up to 128 ms. */
+long xt_poll_step(long *poll_ns);
 #define XT_POLL_FIRST_NS 1000000L
 
 /* Is the priority a valid Xinu priority (1..99)? */

@@ -72,7 +72,7 @@ XT_API XTCALL xthread_wait(Xevent e)
 	int r = 0;
 	long poll_ns = XT_POLL_FIRST_NS;
 	while (!ev->set) {
-		enum xt_verdict v = xt_verdict(xt_marked());
+		enum xt_verdict v = xt_verdict(0);
 		if (v == XT_ALL_WAIT && !ev->set)
 			exit(0);
 		if (v == XT_NOT_ALL) {
@@ -81,7 +81,11 @@ XT_API XTCALL xthread_wait(Xevent e)
 		}
 		if (v == XT_UNSETTLED) {
 			/* look again after a while (xt.h) */
-			struct timespec at = xt_poll_next(&poll_ns);
+			struct timespec at;
+			clock_gettime(CLOCK_MONOTONIC, &at);
+			at.tv_nsec += xt_poll_step(&poll_ns);
+			at.tv_sec += at.tv_nsec / 1000000000L;
+			at.tv_nsec %= 1000000000L;
 			r = weft_event_timedwait(&ev->ev, CLOCK_MONOTONIC, &at);
 			if (r != ETIMEDOUT)
 				break;

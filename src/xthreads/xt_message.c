@@ -35,7 +35,7 @@ XT_API XTCALL xthread_receive(void)
 	xt_wait_begin(me);
 	long poll_ns = XT_POLL_FIRST_NS;
 	for (;;) {
-		enum xt_verdict v = xt_verdict(xt_marked());
+		enum xt_verdict v = xt_verdict(0);
 		if (v == XT_ALL_WAIT) {
 			if (weft_recvclr(&m) != 0)
 				exit(0);
@@ -46,10 +46,7 @@ XT_API XTCALL xthread_receive(void)
 			break;
 		}
 		/* unsettled: look again after a while (xt.h) */
-		struct timespec at = xt_poll_next(&poll_ns), now, rel;
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		long ns = (at.tv_sec - now.tv_sec) * 1000000000L + (at.tv_nsec - now.tv_nsec);
-		rel = (struct timespec){ 0, ns > 0 ? ns : 0 };
+		struct timespec rel = { 0, xt_poll_step(&poll_ns) };
 		if (weft_recvtime(&m, &rel) == 0)
 			break;
 	}

@@ -131,29 +131,21 @@ void xt_slot_free(struct xt_slot *s)
 
 /* ---- "every thread waits": the program ends -------------------------- */
 
-enum xt_verdict xt_verdict(unsigned long marked)
+enum xt_verdict xt_verdict(unsigned long unmarked_self)
 {
+	unsigned long marked = __atomic_load_n(&xt_waiting, __ATOMIC_RELAXED) + unmarked_self;
 	struct weft_stats st;
 	if (weft_stats_get(&st, sizeof st) != 0 || marked != st.threads_live)
 		return XT_NOT_ALL;
 	return st.threads_ready == 0 ? XT_ALL_WAIT : XT_UNSETTLED;
 }
 
-unsigned long xt_marked(void)
+long xt_poll_step(long *poll_ns)
 {
-	return __atomic_load_n(&xt_waiting, __ATOMIC_RELAXED);
-}
-
-struct timespec xt_poll_next(long *poll_ns)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	ts.tv_nsec += *poll_ns;
-	ts.tv_sec += ts.tv_nsec / 1000000000L;
-	ts.tv_nsec %= 1000000000L;
-	if (*poll_ns < 128000000L)
-		*poll_ns *= 2;
-	return ts;
+	long step = *poll_ns;
+	if (step < 128000000L)
+		*poll_ns = step * 2;
+	return step;
 }
 
 void xt_wait_begin(struct xt_slot *me)
@@ -238,7 +230,7 @@ void xt_thread_ends(struct xt_slot *s)
 		return;
 	long poll_ns = XT_POLL_FIRST_NS / 8;
 	for (int i = 0; i < 16; i++) {          /* 125 us doubling to 128 ms: 0.9 s */
-		switch (xt_verdict(xt_marked() + 1)) {
+		switch (xt_verdict(1)) {
 		case XT_ALL_WAIT:
 			exit(0);
 		case XT_NOT_ALL:
@@ -246,8 +238,8 @@ void xt_thread_ends(struct xt_slot *s)
 		case XT_UNSETTLED:
 			break;
 		}
-		struct timespec at = xt_poll_next(&poll_ns);
-		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &at, NULL);
+		struct timespec d = { 0, xt_poll_step(&poll_ns) };
+		nanosleep(&d, NULL);
 	}
 }
 
