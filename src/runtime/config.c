@@ -18,6 +18,8 @@
  *   WEFT_DEADLOCK    report / off: what to do when every UT is blocked
  *   WEFT_TRACE       a file to write the schedule to
  *   WEFT_TLS         auto / on / off: each UT its own thread-local storage (tls.c)
+ *   WEFT_FSGSBASE    auto / off: off acts as without the FSGSBASE instructions (read
+ *                    by arch.c at start-up; checked here)
  *   WEFT_DUMP_SIGNAL a signal that prints every UT (dump.c), optionally :exit
  *   WEFT_ACTIVATIONS on / off: hand the VP on around blocking calls (handoff.c)
  *   WEFT_MAX_KTHREADS  spare kernel threads Weft may make (default 64)
@@ -245,6 +247,15 @@ static void read_deadlock(struct weft_config *cfg)
 		__weft_warn("weft: WEFT_DEADLOCK=%s is not report or off; using the default off", v);
 }
 
+/* auto (the default: the CPU's answer) or off: arch.c reads it itself, at
+ * start-up before this runs; only a value it ignores is warned of here. */
+static void check_fsgsbase(void)
+{
+	const char *v = value_of("WEFT_FSGSBASE");
+	if (v && strcmp(v, "auto") != 0 && strcmp(v, "off") != 0)
+		__weft_warn("weft: WEFT_FSGSBASE=%s is not auto or off; using the default auto", v);
+}
+
 /* auto (the default: per-UT TLS once a module other than libc, ld.so and
  * Weft has TLS), on, off. */
 static void read_tls(struct weft_config *cfg)
@@ -321,6 +332,7 @@ void __weft_config_init(struct weft_config *cfg)
 	read_deadlock(cfg);
 	cfg->nopreempt = value_of("WEFT_NOPREEMPT");
 	read_tls(cfg);
+	check_fsgsbase();
 	cfg->trace_path = value_of("WEFT_TRACE");
 	read_dump_signal(cfg);
 	read_activations(cfg);

@@ -78,9 +78,7 @@ void __weft_rtl_wake(void)
 const char *__weft_mn_unavailable(void)
 {
 	if (__weft_arch_valgrind)
-		return "under Valgrind, whose CPU does not decode the FSGSBASE instructions M:N needs";
-	if (!__weft_arch_fsgsbase)
-		return "the kernel does not let programs use FSGSBASE (Linux >= 5.9 on a CPU with it)";
+		return "under Valgrind, which runs one kernel thread at a time";
 	if (!__weft_activations_on())
 		return "kernel threads cannot be made here (a static program, or WEFT_ACTIVATIONS=off)";
 	if (!__weft_tls_takeover_prepare())

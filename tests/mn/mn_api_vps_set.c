@@ -11,8 +11,9 @@
  *    is still 0;
  *  - where M:N cannot run the call answers ENOTSUP: the test then says why
  *    and fails, unless WEFT_MN_MAY_BE_MISSING is set (exit 77, skipped) —
- *    CI machines have FSGSBASE, so there it must work (in the sanitizer
- *    build too, where the tests link libweft.a into a dynamic program).
+ *    M:N runs with or without FSGSBASE, so in CI it must work (in the
+ *    sanitizer build too, where the tests link libweft.a into a dynamic
+ *    program; also registered with WEFT_FSGSBASE=off).
  * Registered with WEFT_VPS empty (the default, one VP), so the set call is
  * what makes the second VP.
  */

@@ -14,6 +14,7 @@
 
 #include <asm/prctl.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/syscall.h>
@@ -32,6 +33,11 @@ void __weft_arch_init(void)
 	 * SIGILL on wrfsbase/rdgsbase: arch_prctl then, which it emulates. */
 	__weft_arch_valgrind = RUNNING_ON_VALGRIND != 0;
 	__weft_arch_fsgsbase = !__weft_arch_valgrind && (getauxval(AT_HWCAP2) & HWCAP2_FSGSBASE) != 0;
+	/* WEFT_FSGSBASE=off: run as on a machine without it (the fallbacks
+	 * are tested where the instructions exist too). */
+	const char *e = getenv("WEFT_FSGSBASE");
+	if (e && strcmp(e, "off") == 0)
+		__weft_arch_fsgsbase = false;
 }
 
 /* Memcheck holds everything below the red zone under a stack pointer
@@ -47,8 +53,14 @@ void __weft_arch_valgrind_fake_call(void *slot)
 	VALGRIND_MAKE_MEM_UNDEFINED((char *)slot - WEFT_ARCH_RED_ZONE, WEFT_ARCH_RED_ZONE + 8);
 }
 
+/* Without FSGSBASE the kernel thread's VP word lives in the thread block
+ * it runs on (tp.h, __weft_arch_gs_get): it goes with the kernel thread
+ * into the block it loads, written before the switch so that a signal
+ * handler reads the same word on either side of it. */
 void __weft_arch_tp_set_syscall(void *tp)
 {
+	void *word = __weft_arch_gs_get();
+	*(void **)((char *)tp + WEFT_ARCH_VP_SLOT) = word;
 	__weft_raw_syscall6(SYS_arch_prctl, ARCH_SET_FS, (long)tp, 0, 0, 0, 0);
 }
 

@@ -7,7 +7,8 @@
  * (tcbhead_t.tcb), so %fs:0 reads the thread pointer without FSGSBASE.
  * Setting it uses wrfsbase where the kernel enabled FSGSBASE (Linux >= 5.9,
  * AT_HWCAP2 bit 1), about 13 ns here, else arch_prctl(ARCH_SET_FS), a
- * system call of about 265 ns (arch.c decides once, at start-up).
+ * system call of about 265 ns (arch.c decides once, at start-up; the
+ * system call also carries the kernel thread's VP word: below).
  */
 #ifndef WEFT_ARCH_INCLUDED_FROM_ARCH_H
 #error "include src/arch/arch.h, not an ISA header"
@@ -77,20 +78,42 @@ static inline void *__weft_arch_thread_self_inline(void)
 	return self;
 }
 
-/* The VP a kernel thread carries, under M:N (rt.h's __weft_vp): the %gs
- * base, which glibc and the compiler leave alone on x86-64 and the kernel
- * keeps per thread (across switches and signal delivery; a clone copies
- * it).  Read with rdgsbase, a register read of about 1 ns that cannot
- * fault: a kernel thread Weft never set reads 0.  Both need FSGSBASE
- * (M:N is refused without it: vp.c). */
+/* The VP a kernel thread carries, under M:N (rt.h's __weft_vp): a word the
+ * kernel keeps per kernel thread, which a kernel thread Weft never set
+ * reads as 0 (a foreign thread), and which a clone copies.
+ *
+ * With FSGSBASE it is the %gs base, which glibc and the compiler leave
+ * alone on x86-64 and the kernel keeps across switches and signal
+ * delivery: rdgsbase, a register read of about 1 ns that cannot fault.
+ *
+ * Without FSGSBASE (older kernels, CPUs without it, and hypervisors that
+ * hide it: a PVM guest does, and it also refuses to load an LDT selector
+ * into %gs, so the segment registers are no way round), the word is the
+ * TCB header's unused_vgetcpu_cache[0] (%fs:0x38, which glibc 2.36 never
+ * reads or writes) of whatever thread block the kernel thread runs on, and
+ * __weft_arch_tp_set carries it from the block it leaves to the block it
+ * loads.  That is the kernel thread's word as long as no thread block is
+ * the current one of two kernel threads at once, which M:N keeps (every UT
+ * has a block of its own, and the first kernel thread's home leaves the
+ * main UT's: kthread.c, __weft_kt0_tcb_apart).  A foreign thread's block
+ * is glibc's, made zeroed, and Weft never writes its word: it reads 0.
+ * Weft's own kernel threads never end, so glibc's stack cache never hands
+ * a block with the word set to a foreign thread. */
+#define WEFT_ARCH_VP_SLOT 0x38
 static inline void *__weft_arch_gs_get(void)
 {
 	void *gs;
-	__asm__ volatile("rdgsbase %0" : "=r"(gs));
+	if (__builtin_expect(__weft_arch_fsgsbase, 1))
+		__asm__ volatile("rdgsbase %0" : "=r"(gs));
+	else
+		__asm__ volatile("movq %%fs:%c1, %0" : "=r"(gs) : "i"(WEFT_ARCH_VP_SLOT));
 	return gs;
 }
 
 static inline void __weft_arch_gs_set(void *gs)
 {
-	__asm__ volatile("wrgsbase %0" : : "r"(gs) : "memory");
+	if (__builtin_expect(__weft_arch_fsgsbase, 1))
+		__asm__ volatile("wrgsbase %0" : : "r"(gs) : "memory");
+	else
+		__asm__ volatile("movq %0, %%fs:%c1" : : "r"(gs), "i"(WEFT_ARCH_VP_SLOT) : "memory");
 }
