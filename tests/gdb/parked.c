@@ -166,7 +166,11 @@ int main(int argc, char **argv)
 				printf("ut %s %s - %s %s %s\n", name, kinds[k].name, holder_name,
 				       kinds[k].function, kinds[k].call);
 		}
-		sched_yield();          /* they run and park, in creation order */
+		/* they run and park, in creation order; more than one turn each,
+		 * since the tick may preempt one before it parks (seen on a slow
+		 * machine under ASan: "cond-10" was still ready at the dump) */
+		for (int y = 0; y < 100; y++)
+			sched_yield();
 	}
 	start(&spinner, "spinner", spin, 0);
 	while (!spinner_started)
