@@ -78,13 +78,15 @@ static inline void *__weft_arch_thread_self_inline(void)
 	return self;
 }
 
-/* The VP a kernel thread carries, under M:N (rt.h's __weft_vp): a word the
- * kernel keeps per kernel thread, which a kernel thread Weft never set
- * reads as 0 (a foreign thread), and which a clone copies.
+/* The VP a kernel thread carries, under M:N (rt.h's __weft_vp): a word per
+ * kernel thread, which a kernel thread Weft never set reads as 0 (a
+ * foreign thread).  Readers: the kernel thread itself, its signal handlers
+ * included; no other kernel thread reads it.
  *
  * With FSGSBASE it is the %gs base, which glibc and the compiler leave
  * alone on x86-64 and the kernel keeps across switches and signal
- * delivery: rdgsbase, a register read of about 1 ns that cannot fault.
+ * delivery (a clone copies it): rdgsbase, a register read of about 1 ns
+ * that cannot fault.
  *
  * Without FSGSBASE (older kernels, CPUs without it, and hypervisors that
  * hide it: a PVM guest does, and it also refuses to load an LDT selector
@@ -98,7 +100,8 @@ static inline void *__weft_arch_thread_self_inline(void)
  * main UT's: kthread.c, __weft_kt0_tcb_apart).  A foreign thread's block
  * is glibc's, made zeroed, and Weft never writes its word: it reads 0.
  * Weft's own kernel threads never end, so glibc's stack cache never hands
- * a block with the word set to a foreign thread. */
+ * a block with the word set to a foreign thread (nor does a clone copy
+ * it: a new thread's block is a new one). */
 #define WEFT_ARCH_VP_SLOT 0x38
 static inline void *__weft_arch_gs_get(void)
 {
