@@ -298,6 +298,13 @@ static inline __attribute__((always_inline)) void switch_finish(struct vp *vp, s
 		/* next's block names this VP's thread now (rehomed above) */
 		if (vp->libc_cancel)
 			__weft_libc_cancel_switch_in(vp, next);
+		/* next's slice starts after the system calls above: a tick
+		 * the kernel hands over as one of them returns (where a
+		 * virtualised timer's signal is mostly seen) ended prev's
+		 * slice, and must not make next give the processor up at its
+		 * first epilogue.  Else, where arch_prctl is slow, every
+		 * switch drew the next one and UTs ran almost nothing. */
+		vp->cur_since = vp->async.ticks;
 	}
 	if (!told)
 		san_leave(prev, next);
@@ -673,6 +680,7 @@ go:
 			__weft_tls_rehome(next, vp);
 		told = san_leave_tp(home, next);
 		__weft_tp_set(next->tp);
+		vp->cur_since = vp->async.ticks;   /* as switch_finish: after the system call */
 	}
 	if (vp->libc_cancel)
 		__weft_libc_cancel_switch_in(vp, next);   /* as switch_finish does */
