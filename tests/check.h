@@ -51,11 +51,17 @@
  * ASan's fake stack (a heap block), not on the thread's stack. */
 #define TEST_HERE() ((char *)__builtin_frame_address(0))
 
-/* Under ASan/UBSan the tests scale their loop counts down by this factor. */
-#ifdef WEFT_TEST_SANITIZE
+/* Under ASan/UBSan and under TSan the tests scale their loop counts down by
+ * this factor: there they look for memory errors and races, which a tenth
+ * of the rounds finds as well, and every switch costs far more (both
+ * runtimes have TLS, so each switch loads a thread pointer: an arch_prctl
+ * of ~5 us where the machine has no FSGSBASE). */
+#ifndef TEST_SCALE                     /* a build may set its own (tests/tsan) */
+#if defined(WEFT_TEST_SANITIZE) || defined(WEFT_TEST_TSAN)
 #define TEST_SCALE 10
 #else
 #define TEST_SCALE 1
+#endif
 #endif
 
 /* An absolute time `ns` from now on clock `clk`. */
