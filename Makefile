@@ -61,10 +61,10 @@ test-vps2: build
 
 # The suite again with every thread copy-stack (WEFT_STACK_MODE=copy,
 # docs/runtime.md "Copy-stack threads"), but the tests labelled
-# separate-stack (they check a thread's own stack) and Valgrind's, which
-# runs its own programs.
+# separate-stack (they check a thread's own stack), Valgrind's, which
+# runs its own programs, and the static checks (label static: no threads).
 test-copy: build
-	cd build && WEFT_STACK_MODE=copy ctest --output-on-failure -j $(JOBS) -LE 'separate-stack|tsan|valgrind|sig-open'
+	cd build && WEFT_STACK_MODE=copy ctest --output-on-failure -j $(JOBS) -LE 'separate-stack|tsan|valgrind|sig-open|static'
 
 # The sanitizer build's suite, but the tests labelled san-open (defects of
 # the ASan build still open, listed in docs/debugging.md; none today).
