@@ -499,6 +499,12 @@ struct vp {
 					   * code (never both at once); async: the
 					   * dispatcher reads it for the mask sigreturn
 					   * puts back (signal.c, context_mask) */
+	uint64_t sig_hold;                /* standard signals taken from the kernel
+					   * whose handler the running UT is about to
+					   * run: kept in the kernel mask until it
+					   * starts (sigdeliver.c).  Mainline only,
+					   * between __weft_sig_kmask_sync and the end
+					   * of __weft_sig_run_cur. */
 	int *errnop;                      /* errno to save and restore at a switch: the kernel
 					   * thread's; errno_sink once UTs have TLS of their own */
 	int errno_sink;
@@ -1340,8 +1346,10 @@ int __weft_sig_send(struct ut *t, int sig, const siginfo_t *si) HIDDEN;
  * handler may run at once on the running UT), or NULL (mainline). */
 void __weft_sig_route(struct vp *vp, int sig, siginfo_t *si, ucontext_t *uc) HIDDEN;
 /* The carrier's kernel mask as Weft keeps it (what no UT could take, what
- * is deferred, and a running handler's mask), set with no window. */
-void __weft_sig_kmask_sync(struct vp *vp) HIDDEN;
+ * is deferred, and a running handler's mask), set with no window; the
+ * standard signals of `taken` (just routed from the kernel) that wait for
+ * the running UT's handler stay blocked until it starts. */
+void __weft_sig_kmask_sync(struct vp *vp, uint64_t taken) HIDDEN;
 /* M:N: bring this carrier's kernel mask up to the process's tally, which
  * another VP may have changed (the idle loop, before it sleeps). */
 void __weft_sig_kmask_refresh(struct vp *vp) HIDDEN;

@@ -291,7 +291,7 @@ static uint64_t kwant(void)
  * masks are hints and the kernel's pending set stays the truth. */
 static void kmask_apply(struct vp *vp)
 {
-	uint64_t want = kwant();
+	uint64_t want = kwant() | vp->sig_hold;
 	if (want == vp->sig_kmask)
 		return;
 	vp->sig_kmask = want;
@@ -479,8 +479,26 @@ void __weft_sig_pending(sigset_t *set)
  * signal that arrives meanwhile goes to a UT that lets it through, or
  * waits pending on this one until the handler is done; arriving in the
  * handler's code (the program's), the runtime's state is whole. */
-void __weft_sig_kmask_sync(struct vp *vp)
+void __weft_sig_kmask_sync(struct vp *vp, uint64_t taken)
 {
+	/* A standard signal taken from the kernel that waits for its handler
+	 * on the running UT stays blocked until that handler starts: under
+	 * NPTL the kernel runs the handler at once, with the signal blocked,
+	 * so its next instance waits in the kernel's pending set (a timer's
+	 * counts its overruns there).  Letting it in before the handler
+	 * started took the timer's next expiry as a second instance: the
+	 * handler ran twice, or read an overrun count of 0
+	 * (mn_timer_signal_one_instance).  The hold (vp->sig_hold) ends when
+	 * the handler starts (run_handler: its own mask takes over) or
+	 * __weft_sig_run_cur returns, whatever ran; until then every
+	 * kmask_apply keeps it (a record's release in between would
+	 * otherwise let the signal in). */
+	struct ut *cur = vp->cur;
+	uint64_t hold = 0;
+	if (cur && cur->state == UT_RUNNING)
+		hold = taken & cur->sig_pend & ~cur->sig_mask & (BIT(32) - 1);
+	vp->sig_hold = hold;
+	vp->sig_kmask |= hold;
 	kset(vp, vp->sig_kmask);
 }
 
@@ -564,6 +582,7 @@ static void run_handler(struct vp *vp, const struct sigaction *a, int sig, sigin
 		__weft_sig_reset(sig);
 	struct sig_frame frame = { self->sig_frames, (uintptr_t)__builtin_frame_address(0), before };
 	self->sig_frames = &frame;
+	vp->sig_hold &= ~BIT(sig);                /* the handler's mask takes over */
 	mask_set(vp, self, during);
 	ucontext_t local, *uc = kuc;
 	if (!uc) {
@@ -625,16 +644,31 @@ static bool run_due(struct vp *vp)
 	return ran;
 }
 
+/* The hold __weft_sig_kmask_sync set ends with the call that set it. */
+static void hold_end(struct vp *vp)
+{
+	if (!vp->sig_hold)
+		return;
+	vp->sig_hold = 0;
+	kmask_apply(vp);
+}
+
 bool __weft_sig_run_cur(struct vp *vp)
 {
 	struct ut *self = vp->cur;
-	if (!self || self->state != UT_RUNNING || !self->sig_ready || __weft_noswitch(vp))
+	if (!self || self->state != UT_RUNNING || !self->sig_ready || __weft_noswitch(vp)) {
+		hold_end(vp);
 		return false;
+	}
 	int saved_errno = *vp->errnop;
 	if (__weft_mn) {
 		/* the handler call itself lets the lock go (run_handler) */
 		self->sig_restart = 1;
 		bool ran = run_due(vp);
+		/* M:N: a handler that parked may go on on another VP; the
+		 * VP it left drops its hold at its next mask change */
+		vp->sig_hold = 0;
+		hold_end(__weft_vp());
 		*__weft_vp()->errnop = saved_errno;
 		return ran;
 	}
@@ -644,6 +678,7 @@ bool __weft_sig_run_cur(struct vp *vp)
 	bool ran = run_due(vp);
 	__weft_outcall_end();
 	vp->in_weft = in_weft;
+	hold_end(vp);
 	*vp->errnop = saved_errno;
 	return ran;
 }

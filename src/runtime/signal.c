@@ -488,11 +488,12 @@ void __weft_signals_deliver(struct vp *vp)
 		}
 		/* let the kernel hand over the next instances, if any (they
 		 * arrive here, in Weft's text, and are deferred again), unless
-		 * no UT could take them now; what was deferred meanwhile stays
+		 * no UT could take them now or one waits for the running UT's
+		 * handler (sigdeliver.c); what was deferred meanwhile stays
 		 * blocked (an unblock of one signal here let a third instance
 		 * in over a second's record) */
 		if (pending)
-			__weft_sig_kmask_sync(vp);
+			__weft_sig_kmask_sync(vp, pending);
 		/* the running UT's own, at this safe point */
 		__weft_sig_run_cur(vp);
 		vp = __weft_vp();
