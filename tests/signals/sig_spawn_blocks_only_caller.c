@@ -7,7 +7,7 @@
  * + execl, posix_spawn + waitpid, system (WEXITSTATUS), popen + fgets +
  * pclose; vfork + _exit(7) gives 7; meanwhile a counting thread counts
  * (at least 100 increments across each 0.2 s wait); the wait takes at
- * least 0.2 s and less than 2 s.
+ * least 0.2 s and less than 10 s.
  */
 #include "sig_test.h"
 
@@ -70,7 +70,9 @@ static void one(int k)
 	ctr.on = 0;
 	CHECK_OK(pthread_join(cnt, NULL));
 	CHECK(took >= 190 * SIG_MS);
-	CHECK(took < 2000 * SIG_MS);
+	/* a hang would show; the bound also holds the child's fork and two
+	 * execs, which took over 2 s in CI on a loaded PVM guest */
+	CHECK(took < 10000 * SIG_MS);
 #if defined(WEFT_TEST_SANITIZE) && !defined(SIG_NPTL)
 	/* glibc's pclose waits with an internal waitpid no wrapper reaches:
 	 * only Weft's monitor hands the VP on then, and sanitizer builds have
