@@ -31,8 +31,14 @@ void __weft_epilogue_slow(enum exit_point p)
 	if (__weft_noswitch(vp))
 		return;
 	if (vp->dispatch_pending) {
-		vp->stat.dispatches++;
+		/* counted only when the tick did switch, as the trampoline
+		 * counts preemptions: a deferred tick that found nothing to
+		 * rotate changed no schedule (debug_sched.c reports these as
+		 * "forced by the tick") */
+		uint64_t before = vp->stat.switches;
 		__weft_preempted();
+		if (vp->stat.switches != before)
+			vp->stat.dispatches++;
 		vp = __weft_vp();             /* M:N: it may go on on another VP */
 	}
 	if (vp->sched_debug) {

@@ -289,7 +289,7 @@ struct weft_counters {
 	uint64_t switches, created, exited, parks, unparks, timer_wakeups;
 	uint64_t idle_sleeps, stacks_mapped, stacks_reused;
 	uint64_t preemptions;          /* UTs switched out by a fake call */
-	uint64_t dispatches;           /* deferred ticks acted on when leaving Weft */
+	uint64_t dispatches;           /* deferred ticks that switched when leaving Weft */
 	uint64_t seeded_switches;      /* switches chosen by a debug scheduler */
 	uint64_t switch_points;        /* epilogues run while the exit hook was set */
 	uint64_t signals_deferred;     /* program signals that found Weft's text running */
