@@ -504,7 +504,9 @@ struct vp {
 					   * run: kept in the kernel mask until it
 					   * starts (sigdeliver.c).  Mainline only,
 					   * between __weft_sig_kmask_sync and the end
-					   * of __weft_sig_run_cur. */
+					   * of __weft_sig_run_cur; under M:N under the
+					   * runtime lock, and cleared by the UT whose
+					   * handler took it on to another VP. */
 	int *errnop;                      /* errno to save and restore at a switch: the kernel
 					   * thread's; errno_sink once UTs have TLS of their own */
 	int errno_sink;

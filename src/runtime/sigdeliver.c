@@ -666,9 +666,12 @@ bool __weft_sig_run_cur(struct vp *vp)
 		self->sig_restart = 1;
 		bool ran = run_due(vp);
 		/* M:N: a handler that parked may go on on another VP; the
-		 * VP it left drops its hold at its next mask change */
-		vp->sig_hold = 0;
-		hold_end(__weft_vp());
+		 * VP it left drops its hold from its carrier's mask at its
+		 * next mask change (kmask_apply: sig_kmask still has it) */
+		struct vp *now = __weft_vp();
+		if (now != vp)
+			vp->sig_hold = 0;
+		hold_end(now);
 		*__weft_vp()->errnop = saved_errno;
 		return ran;
 	}
