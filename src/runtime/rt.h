@@ -502,11 +502,17 @@ struct vp {
 	uint64_t sig_hold;                /* standard signals taken from the kernel
 					   * whose handler the running UT is about to
 					   * run: kept in the kernel mask until it
-					   * starts (sigdeliver.c).  Mainline only,
-					   * between __weft_sig_kmask_sync and the end
-					   * of __weft_sig_run_cur; under M:N under the
-					   * runtime lock, and cleared by the UT whose
-					   * handler took it on to another VP. */
+					   * starts (sigdeliver.c).  Written by the
+					   * mainline only, between
+					   * __weft_sig_kmask_sync and the end of
+					   * __weft_sig_run_cur (under M:N under the
+					   * runtime lock; cleared by the UT whose
+					   * handler took it on to another VP).  Async
+					   * reader: the dispatcher on this carrier,
+					   * routing over a program handler's code
+					   * (kmask_apply): a plain load on the same
+					   * kernel thread, which sees either value
+					   * whole. */
 	int *errnop;                      /* errno to save and restore at a switch: the kernel
 					   * thread's; errno_sink once UTs have TLS of their own */
 	int errno_sink;
