@@ -181,6 +181,11 @@ static struct vp *take_vp(struct kt *k)
 /* Take the VP handed to k: the carrier's side of a handoff. */
 static void carry(struct kt *k)
 {
+#if WEFT_ARCH_KT_WORD
+	/* M:1: from here two kernel threads may run on one block (rt.h) */
+	if (!__weft_mn)
+		__atomic_store_n(&__weft_kt_word_shared, true, __ATOMIC_SEQ_CST);
+#endif
 	struct vp *vp = take_vp(k);
 	k->gift = 0;
 	vp->carrier = k;
@@ -382,6 +387,7 @@ static void *spare_start(void *p)
 {
 	struct kt *k = p;
 	k->tid = (pid_t)__weft_raw_syscall6(SYS_gettid, 0, 0, 0, 0, 0, 0);
+	__weft_kt_word_claim();
 	/* findable by its tid from here (a release store publishes k) */
 	struct kt *head;
 	do {
@@ -634,6 +640,17 @@ void __weft_kt_give_vp(struct kt *k, struct vp *vp)
 void __weft_kt_give(struct kt *k)
 {
 	__weft_kt_give_vp(k, __weft_vp());
+}
+
+#if WEFT_ARCH_KT_WORD
+bool __weft_kt_word_shared;
+#endif
+
+void __weft_kt_word_claim(void)
+{
+#if WEFT_ARCH_KT_WORD
+	__weft_arch_kt_word_set((int)__weft_raw_syscall6(SYS_gettid, 0, 0, 0, 0, 0, 0));
+#endif
 }
 
 bool __weft_kt_in_birth(void)

@@ -223,6 +223,7 @@ static void *spawner_main(void *arg)
 {
 	(void)arg;
 	on_monitor = true;
+	__weft_kt_word_claim();
 	for (;;) {
 		while (!__atomic_load_n(&spawn.req, __ATOMIC_ACQUIRE))
 			__weft_raw_syscall6(SYS_futex, (long)&spawn.req, FUTEX_WAIT | FUTEX_PRIVATE_FLAG, 0, 0, 0, 0);
@@ -423,6 +424,7 @@ static void *monitor_main(void *arg)
 {
 	(void)arg;
 	on_monitor = true;
+	__weft_kt_word_claim();
 	/* The monitor opens /proc files all the time, and an open takes the
 	 * lowest free descriptor: in the program's table it would take, for
 	 * an instant, the number a program counts on getting next (close(1)

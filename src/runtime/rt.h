@@ -1756,6 +1756,24 @@ struct kt *__weft_kt_away_with(const struct ut *x) HIDDEN;
 /* The calling kernel thread is one Weft is making and its creator waits
  * (kthread.c's kts.birth); its glibc stack. */
 bool __weft_kt_in_birth(void) HIDDEN;
+/* Sanitizer builds: the calling kernel thread, one that never ends (made
+ * by Weft, or the process's first), writes its id in the thread block it
+ * runs on, whence every switch carries it (tp.h, WEFT_ARCH_KT_WORD); a
+ * no-op in other builds. */
+void __weft_kt_word_claim(void) HIDDEN;
+#if WEFT_ARCH_KT_WORD
+/* The word stops being trusted the first time a spare carries the VP under
+ * M:1 (kthread.c, carry): from then on two kernel threads may run on one
+ * thread block — the VP's first, which UTs without TLS of their own share,
+ * the main UT keeps when TLS turns on, and the first kernel thread's home
+ * uses unless M:N or the monitor moved it (__weft_kt0_tcb_apart) — and each
+ * load of it carries the loader's word into the other's view.  M:N keeps
+ * every block to one kernel thread at a time, as the VP word needs (tp.h).
+ * Set once, before the spare's first load, never cleared; the reader
+ * (sync/key.c, any kernel thread) loads it after the word, so a word
+ * written after the set is never trusted. */
+extern bool __weft_kt_word_shared HIDDEN;
+#endif
 bool __weft_kt_birth_stack(pthread_t th, char **lo, size_t *size) HIDDEN;
 /* fn on every kt (any thread). */
 void __weft_kt_each(void (*fn)(struct kt *)) HIDDEN;

@@ -132,6 +132,7 @@ static void after_fork_child(void)
 	__weft_proc.fork_parent_tid = vp->tid;   /* the carrier forked */
 	vp->tid = gettid();
 	__weft_proc.pid = getpid();
+	__weft_kt_word_claim();       /* the forking kernel thread's id came with its block */
 	__weft_kt_after_fork(vp);
 	__weft_mn_after_fork(vp);
 	__weft_monitor_after_fork(vp);
@@ -161,6 +162,8 @@ void __weft_init(void)
 	vp->errnop = &errno;
 	vp->tid = gettid();
 	proc->pid = getpid();
+	if (vp->tid == proc->pid)      /* the process's first kernel thread: it never ends */
+		__weft_kt_word_claim();
 	vp->tp0 = __weft_arch_tp_get();
 	vp->self0 = __weft_arch_thread_self();
 	__weft_kt_init(vp);

@@ -25,8 +25,14 @@
  * a kernel thread Weft is making reads NULL until it sets its own (ASan
  * checks that of a new thread: the spares are made through its
  * interceptor, runtime/kthread.c); any other kernel thread with no value
- * of its own — a vfork child, a clone Weft did not make — reads the last
- * value any kernel thread set.
+ * of its own — a clone Weft did not make — reads the last value any kernel
+ * thread set.  A kernel thread's id comes from the word every switch
+ * carries for it (tp.h, WEFT_ARCH_KT_WORD), not from a gettid system call
+ * (1.2 us each on a machine with slow system calls: most of an ASan test's
+ * time), except on a thread Weft does not know and under M:1 once a spare
+ * has carried the VP (rt.h, __weft_kt_word_shared).  A task that shares
+ * its parent's thread block (a vfork child, posix_spawn's) reads the
+ * parent's word, and so the parent's values, as it reads its TLS.
  * Readers and writers: any kernel thread (from inside malloc, signal
  * handlers, the monitor); an entry is claimed by a CAS on its tag and
  * written only by its own kernel thread afterwards.
@@ -91,7 +97,11 @@ static inline uint64_t kt_tag(pid_t tid, pthread_key_t key)
  * table is full). */
 static KT_PATH struct kt_value *kt_entry(pthread_key_t key, bool claim)
 {
-	pid_t tid = (pid_t)__weft_raw_syscall6(SYS_gettid, 0, 0, 0, 0, 0, 0);
+	/* the kernel thread's id without a system call where Weft knows it */
+	pid_t tid = __weft_arch_kt_word();
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	if (!tid || __atomic_load_n(&__weft_kt_word_shared, __ATOMIC_RELAXED))
+		tid = (pid_t)__weft_raw_syscall6(SYS_gettid, 0, 0, 0, 0, 0, 0);
 	uint64_t tag = kt_tag(tid, key);
 	uint32_t h = (uint32_t)((tag * 0x9e3779b97f4a7c15ull) >> 40) % KT_VALUES;
 	for (uint32_t n = 0; n < KT_VALUES; n++, h = (h + 1) % KT_VALUES) {

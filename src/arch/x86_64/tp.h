@@ -26,8 +26,51 @@ static inline void *__weft_arch_tp_get(void)
 	return tp;
 }
 
+/* Sanitizer builds: the kernel thread's id, kept in the TCB header's
+ * other unused_vgetcpu_cache word (%fs:0x40) of whatever thread block the
+ * kernel thread runs on and carried into the block it loads, as the VP
+ * word is without FSGSBASE (below): the sanitizers' per-kernel-thread keys
+ * (sync/key.c) look it up at every pthread_getspecific of theirs, and a
+ * gettid system call there cost most of an ASan test's time where system
+ * calls are slow.  0: not known (a foreign thread, or a kernel thread
+ * before Weft's start routine ran); the reader then asks the kernel.  Set
+ * only by a kernel thread Weft made, at its start (kthread.c), and by the
+ * process's first kernel thread at Weft's start and in a fork's child
+ * (vp.c), none of which ever ends or hands its block to glibc's stack
+ * cache, so no foreign thread is given a block with a word set.  Readers:
+ * the kernel thread itself, its signal handlers included. */
+#if defined(__SANITIZE_ADDRESS__) || defined(WEFT_TSAN)
+#define WEFT_ARCH_KT_WORD 1
+#define WEFT_ARCH_KT_SLOT 0x40
+static inline int __weft_arch_kt_word(void)
+{
+	int w;
+	__asm__ volatile("movl %%fs:%c1, %0" : "=r"(w) : "i"(WEFT_ARCH_KT_SLOT));
+	return w;
+}
+
+static inline void __weft_arch_kt_word_set(int w)
+{
+	__asm__ volatile("movl %0, %%fs:%c1" : : "r"(w), "i"(WEFT_ARCH_KT_SLOT) : "memory");
+}
+
+/* the word goes into the block about to be loaded, before the load, so
+ * that a signal handler reads the same word on either side of it */
+static inline void __weft_arch_kt_word_carry(void *tp)
+{
+	*(volatile int *)((char *)tp + WEFT_ARCH_KT_SLOT) = __weft_arch_kt_word();
+}
+#else
+#define WEFT_ARCH_KT_WORD 0
+static inline void __weft_arch_kt_word_carry(void *tp)
+{
+	(void)tp;
+}
+#endif
+
 static inline void __weft_arch_tp_set(void *tp)
 {
+	__weft_arch_kt_word_carry(tp);
 	if (__builtin_expect(__weft_arch_fsgsbase, 1))
 		__asm__ volatile("wrfsbase %0" : : "r"(tp) : "memory");
 	else
