@@ -216,6 +216,26 @@ static struct ut *values_owner(bool make)
 	return __weft_self();
 }
 
+static inline void *tsd_value(const struct ut *self, pthread_key_t key)
+{
+	struct tsd *d = self->tsd;
+	if (!d)
+		return NULL;
+	struct tsd_entry *b = d->block[key / BLOCK];
+	if (!b)
+		return NULL;
+	struct tsd_entry *e = &b[key % BLOCK];
+	return e->seq == keys[key].seq ? e->value : NULL;
+}
+
+/* Apart from the M:1 fast path, so that it saves no register (a tail
+ * call): M:N, a takeover under way, or a thread Weft does not run. */
+static __attribute__((noinline)) void *getspecific_slow(pthread_key_t key)
+{
+	struct ut *self = __weft_on_vp_thread(__weft_vp()) ? __weft_self() : values_owner(false);
+	return self ? tsd_value(self, key) : NULL;
+}
+
 EXPORT WEFT_HOT_ENTRY void *pthread_getspecific(pthread_key_t key)
 {
 	/* Sanitizer runtimes call this from inside malloc, possibly while the
@@ -232,17 +252,8 @@ EXPORT WEFT_HOT_ENTRY void *pthread_getspecific(pthread_key_t key)
 #endif
 	struct ut *self = __weft_m1_fast_self();
 	if (unlikely(!self))
-		self = __weft_on_vp_thread(__weft_vp()) ? __weft_self() : values_owner(false);
-	if (!self)
-		return NULL;
-	struct tsd *d = self->tsd;
-	if (!d)
-		return NULL;
-	struct tsd_entry *b = d->block[key / BLOCK];
-	if (!b)
-		return NULL;
-	struct tsd_entry *e = &b[key % BLOCK];
-	return e->seq == keys[key].seq ? e->value : NULL;
+		return getspecific_slow(key);
+	return tsd_value(self, key);
 }
 
 EXPORT int pthread_setspecific(pthread_key_t key, const void *value)
