@@ -62,9 +62,11 @@ test-vps2: build
 # The suite again with every thread copy-stack (WEFT_STACK_MODE=copy,
 # docs/runtime.md "Copy-stack threads"), but the tests labelled
 # separate-stack (they check a thread's own stack), Valgrind's, which
-# runs its own programs, and the static checks (label static: no threads).
+# runs its own programs, and the static checks (label static: no threads);
+# the seeds' run of the sync tests with a quarter of its schedules (the
+# release run has them all with separate stacks).
 test-copy: build
-	cd build && WEFT_STACK_MODE=copy ctest --output-on-failure -j $(JOBS) -LE 'separate-stack|tsan|valgrind|sig-open|static'
+	cd build && WEFT_STACK_MODE=copy WEFT_TEST_SEEDS=25 WEFT_TEST_PCT_SEEDS=5 ctest --output-on-failure -j $(JOBS) -LE 'separate-stack|tsan|valgrind|sig-open|static'
 
 # The sanitizer build's suite, but the tests labelled san-open (defects of
 # the ASan build still open, listed in docs/debugging.md; none today).
