@@ -277,6 +277,10 @@ struct ut {
 	stack_t sig_alt;              /* its sigaltstack (ss_flags SS_DISABLE: none) */
 	uint32_t sig_handled;         /* handlers run on it (pause, sigsuspend) */
 	uint8_t sig_counted;          /* its mask is in the process's tally */
+	uint8_t sync_held;            /* the synchronous signals its fault handlers hold
+				       * (signal.c's sync_entry: set and put back around
+				       * the handler, on its carrier while it runs, and
+				       * cleared by a longjmp out, sigdeliver.c) */
 	int64_t cpu_ns;               /* CPU time it ran, while vp->cpu_acct (cpuclock.c) */
 	char name[16];
 #if defined(__SANITIZE_ADDRESS__)

@@ -1211,6 +1211,11 @@ void __weft_sig_longjmp(uintptr_t sp)
 {
 	struct vp *vp = __weft_vp();
 	struct ut *self = vp->cur;
+	/* a jump out of a fault handler ends what it held (signal.c's
+	 * sync_entry); one that stays inside the handler is taken for one
+	 * that leaves, which only lets a second fault run the handler again */
+	if (self)
+		self->sync_held = 0;
 	if (!self || !self->sig_frames || self->sig_frames->sp >= sp)
 		return;
 	uint64_t m = self->sig_mask;

@@ -28,10 +28,20 @@
  * ...) are safe from any handler.
  *
  * Synchronous signals (a fault: SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP,
- * SIGSYS), glibc's internal signals (32, 33) and SIGKILL/SIGSTOP go to the
- * kernel unchanged.  The tick's signal stays Weft's: a program handler for
- * it is recorded and run by the tick handler for signals that are not the
- * tick's own (preempt.c).
+ * SIGSYS) are the kernel's to deliver, at once, on the faulting UT: a fault
+ * cannot wait.  Their handler runs inside sync_entry, which keeps the one
+ * thing the kernel gets wrong for a UT: the kernel blocks the signal (and
+ * sa_mask's) in the carrier's mask while the handler runs, and that mask
+ * is every UT's on the carrier, so a handler preempted there left the next
+ * UT to run with SIGSEGV blocked, and that UT's own fault killed the
+ * process (sig_sync_faults_to_causer under a 100 µs slice, every run).
+ * sync_entry lets the synchronous bits go at once and holds them for the
+ * UT instead (its frame's `held`), so a fault on a UT that holds or blocks
+ * the signal still ends the process as the kernel would end it.  glibc's
+ * internal signals (32, 33) and SIGKILL/SIGSTOP go to the kernel unchanged.
+ * The tick's signal stays Weft's: a program handler for it is recorded and
+ * run by the tick handler for signals that are not the tick's own
+ * (preempt.c).
  *
  * The dump signal (WEFT_DUMP_SIGNAL) is Weft's, like the tick's: its
  * handler (on_dump) prints every UT (dump.c) where the runtime's state is
@@ -360,6 +370,110 @@ void __weft_signal_forward(int sig, siginfo_t *si, void *uc)
 		dispatch(sig, si, uc);
 }
 
+/* ---- synchronous signals ------------------------------------------------- */
+
+static void publish(int sig, const struct sigaction *act);
+
+#define SYNC_BITS (BIT(SIGSEGV) | BIT(SIGBUS) | BIT(SIGFPE) | BIT(SIGILL) | BIT(SIGTRAP) | BIT(SIGSYS))
+
+/* A synchronous signal's bit in ut->sync_held. */
+static uint8_t sync_bit(int sig)
+{
+	switch (sig) {
+	case SIGSEGV: return 1;
+	case SIGBUS: return 2;
+	case SIGFPE: return 4;
+	case SIGILL: return 8;
+	case SIGTRAP: return 16;
+	default: return 32;           /* SIGSYS */
+	}
+}
+
+static uint8_t sync_bits_of(uint64_t set)
+{
+	uint8_t b = 0;
+	for (int s = 1; s < 32; s++)
+		if ((set & BIT(s)) && synchronous(s))
+			b |= sync_bit(s);
+	return b;
+}
+
+/*
+ * The kernel's action for a synchronous signal the program handles.
+ * Async: runs where the fault happened, on the faulting UT's carrier (or
+ * on a kernel thread that carries no VP: then the kernel's mask is that
+ * thread's alone, and the handler is simply called).  Reads the program's
+ * action (published) and the running UT's mask and sync_held; writes the
+ * UT's sync_held (put back before it returns; a longjmp out clears it) and,
+ * by system call, its carrier's mask.  The tick never switches inside it
+ * (Weft's text), and the UT holds the bits before the kernel lets them go.
+ */
+static void sync_entry(int sig, siginfo_t *si, void *ucv)
+{
+	ucontext_t *uc = ucv;
+	const struct sigaction *a = action_of(sig);
+	bool fault = si->si_code > 0;     /* the kernel's, not a kill or tgkill */
+	if (!is_handler(a)) {
+		/* changed meanwhile: SIG_DFL, or SIG_IGN, which the kernel
+		 * does not honour for a fault */
+		if (fault || a->sa_handler == SIG_DFL)
+			__weft_sig_default(sig);
+		return;
+	}
+	struct vp *vp = __weft_vp();
+	struct ut *self = on_vp_thread(vp) ? vp->cur : NULL;
+	if (!self) {
+		call_handler(a, sig, si, uc);
+		return;
+	}
+	/* the kernel ends a thread that faults with the signal blocked
+	 * (force_sig_info: unblocked, SIG_DFL, delivered) */
+	if (fault && ((self->sig_mask & BIT(sig)) || (self->sync_held & sync_bit(sig)))) {
+		__weft_sig_default(sig);
+		return;
+	}
+	uint64_t before, extra;
+	memcpy(&before, &uc->uc_sigmask, sizeof before);
+	memcpy(&extra, &a->sa_mask, sizeof extra);
+	if (!(a->sa_flags & SA_NODEFER))
+		extra |= BIT(sig);
+	uint64_t let_go = extra & SYNC_BITS & ~before;
+	uint8_t held = self->sync_held;
+	self->sync_held = held | sync_bits_of(let_go);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (let_go)
+		kmask(SIG_UNBLOCK, (const sigset_t *)&let_go, NULL);
+	call_handler(a, sig, si, uc);
+	/* the same UT, perhaps on another VP now (M:N) */
+	self->sync_held = held;
+}
+
+/* sigaction for a synchronous signal: the program's handler runs inside
+ * sync_entry, with the program's flags and sa_mask for the kernel.  An
+ * SA_RESETHAND handler is the kernel's alone (it resets the kernel's
+ * action when it delivers, which a record here would not follow). */
+static int sync_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+	struct prog_action *p = &actions[sig];
+	if (old) {
+		if (p->set)
+			*old = *action_of(sig);
+		else if (kernel_sigaction(sig, NULL, old) != 0)
+			return -1;
+	}
+	if (!act)
+		return 0;
+	if (!is_handler(act) || (act->sa_flags & SA_RESETHAND)) {
+		p->set = 0;               /* the kernel's action is the truth again */
+		return kernel_sigaction(sig, act, NULL);
+	}
+	publish(sig, act);
+	struct sigaction k = *act;
+	k.sa_sigaction = sync_entry;
+	k.sa_flags |= SA_SIGINFO;
+	return kernel_sigaction(sig, &k, NULL);
+}
+
 /* ---- what sigdeliver.c asks of the actions ------------------------------- */
 
 void __weft_sig_action(int sig, struct sigaction *a)
@@ -400,8 +514,6 @@ static int install_dispatcher(int sig, const struct sigaction *act)
 	__weft_signal_block_all(&k.sa_mask);
 	return kernel_sigaction(sig, &k, NULL);
 }
-
-static void publish(int sig, const struct sigaction *act);
 
 void __weft_sig_intercept(int sig)
 {
@@ -526,6 +638,8 @@ int __weft_sigaction(int sig, const struct sigaction *act, struct sigaction *old
 		return -1;
 	}
 	bool weft_owned = sig == __weft_tick_signal() || sig == __weft_proc.cfg.dump_signal;
+	if (synchronous(sig) && !weft_owned)
+		return sync_sigaction(sig, act, old);
 	if (!dispatched(sig) && !weft_owned)
 		return kernel_sigaction(sig, act, old);
 	struct prog_action *p = &actions[sig];
