@@ -404,8 +404,9 @@ static uint8_t sync_bits_of(uint64_t set)
  * on a kernel thread that carries no VP: then the kernel's mask is that
  * thread's alone, and the handler is simply called).  Reads the program's
  * action (published) and the running UT's mask and sync_held; writes the
- * UT's sync_held (put back before it returns; a longjmp out clears it) and,
- * by system call, its carrier's mask.  The tick never switches inside it
+ * UT's sync_held (put back before it returns; a longjmp out clears it),
+ * the record's `set` for an SA_RESETHAND action (one byte, which the
+ * kernel's reset made stale) and, by system call, its carrier's mask.  The tick never switches inside it
  * (Weft's text), and the UT holds the bits before the kernel lets them go.
  */
 static void sync_entry(int sig, siginfo_t *si, void *ucv)
@@ -420,6 +421,9 @@ static void sync_entry(int sig, siginfo_t *si, void *ucv)
 			__weft_sig_default(sig);
 		return;
 	}
+	if (a->sa_flags & SA_RESETHAND)
+		actions[sig].set = 0;     /* the kernel reset its action to SIG_DFL as it
+					   * delivered: what sigaction reads back now */
 	struct vp *vp = __weft_vp();
 	struct ut *self = on_vp_thread(vp) ? vp->cur : NULL;
 	if (!self) {
@@ -449,9 +453,8 @@ static void sync_entry(int sig, siginfo_t *si, void *ucv)
 }
 
 /* sigaction for a synchronous signal: the program's handler runs inside
- * sync_entry, with the program's flags and sa_mask for the kernel.  An
- * SA_RESETHAND handler is the kernel's alone (it resets the kernel's
- * action when it delivers, which a record here would not follow). */
+ * sync_entry, with the program's flags and sa_mask for the kernel (which
+ * applies SA_RESETHAND itself; sync_entry makes the record follow). */
 static int sync_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
 	struct prog_action *p = &actions[sig];
@@ -463,7 +466,7 @@ static int sync_sigaction(int sig, const struct sigaction *act, struct sigaction
 	}
 	if (!act)
 		return 0;
-	if (!is_handler(act) || (act->sa_flags & SA_RESETHAND)) {
+	if (!is_handler(act)) {
 		p->set = 0;               /* the kernel's action is the truth again */
 		return kernel_sigaction(sig, act, NULL);
 	}

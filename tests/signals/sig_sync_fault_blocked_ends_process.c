@@ -15,7 +15,11 @@
  *     thread's fault meanwhile reaches the handler; both exit 0.  Under
  *     Weft a handler that yields switches its carrier to another UT, whose
  *     fault the kernel would otherwise find blocked (the carrier's mask is
- *     every UT's).
+ *     every UT's);
+ *   - the same with a one-shot SIGSEGV handler (SA_RESETHAND) that also
+ *     blocks SIGFPE (sa_mask) while it runs: another thread's division by
+ *     zero meanwhile reaches the SIGFPE handler, and afterwards sigaction
+ *     reads SIGSEGV's action back as SIG_DFL; the child exits 0.
  * The handler reports each run on a pipe, so the parent counts them.
  */
 #include "sig_test.h"
@@ -69,6 +73,18 @@ static void on_fault_yield(int sig, siginfo_t *si, void *uc)
 	siglongjmp(*my_jb, sig);
 }
 
+static void on_fpe(int sig, siginfo_t *si, void *uc)
+{
+	(void)si;
+	(void)uc;
+	report('b');
+	siglongjmp(*my_jb, sig);
+}
+
+/* noipa: with a constant dividend of 1, gcc turns the division into compares */
+static __attribute__((noipa, no_sanitize_undefined)) int divide(int a, int b) { return a / b; }
+static volatile int zero = 0;
+
 static void install(void (*fn)(int, siginfo_t *, void *), int flags)
 {
 	sig_on(SIGSEGV, fn, flags, 0);
@@ -108,6 +124,22 @@ static void *thread_b(void *arg)
 	if (!sig_wait_for(&in_handler, 1, 10000))
 		_exit(7);
 	fault_once_and_jump();
+	b_done = 1;
+	return NULL;
+}
+
+static void *thread_b_divides(void *arg)
+{
+	(void)arg;
+	if (!sig_wait_for(&in_handler, 1, 10000))
+		_exit(7);
+	sigjmp_buf jb;
+	my_jb = &jb;
+	if (sigsetjmp(jb, 1) == 0) {
+		volatile int q = divide(100, zero);
+		(void)q;
+		_exit(6);
+	}
 	b_done = 1;
 	return NULL;
 }
@@ -181,6 +213,20 @@ static void case_yield_in_handler(void)
 	_exit(0);
 }
 
+static void case_resethand_mask(void)
+{
+	sig_on(SIGSEGV, on_fault_yield, SA_RESETHAND, SIGFPE);
+	sig_on(SIGFPE, on_fpe, 0, 0);
+	pthread_t a, b;
+	CHECK_OK(pthread_create(&a, NULL, thread_a, NULL));
+	CHECK_OK(pthread_create(&b, NULL, thread_b_divides, NULL));
+	CHECK_OK(pthread_join(a, NULL));
+	CHECK_OK(pthread_join(b, NULL));
+	struct sigaction old;
+	CHECK_OK(sigaction(SIGSEGV, NULL, &old));
+	_exit(old.sa_handler == SIG_DFL ? 0 : 8);
+}
+
 int main(void)
 {
 	hole = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -207,6 +253,13 @@ int main(void)
 		in_handler = 0;
 		b_done = 0;
 		st = in_child(case_yield_in_handler, seen, sizeof seen);
+		CHECK(WIFEXITED(st));
+		CHECK_EQ(WEXITSTATUS(st), 0);
+		CHECK_EQ(strcmp(seen, "ab"), 0);
+
+		in_handler = 0;
+		b_done = 0;
+		st = in_child(case_resethand_mask, seen, sizeof seen);
 		CHECK(WIFEXITED(st));
 		CHECK_EQ(WEXITSTATUS(st), 0);
 		CHECK_EQ(strcmp(seen, "ab"), 0);
