@@ -91,6 +91,9 @@ static const char *switching[] = {
 	/* system (posix/system.c): one call, whose wait for the shell is the io
 	 * layer's waitpid without its epilogue */
 	"system",
+	/* the exec family (posix/exec.c): measured failing, as one that
+	 * succeeds does not return */
+	"execve", "execv", "execvp", "execvpe", "fexecve", "execveat", "execl", "execle", "execlp",
 	/* calls that hand the VP on (runtime/handoff.c, posix/blocking.c) */
 	"fsync", "fdatasync", "syncfs", "flock", "lockf", "lockf64", "semop", "semtimedop",
 	"msgsnd", "msgrcv",
@@ -426,6 +429,20 @@ static void run_io_calls(void)
 	fp = popen("true", "r");
 	ONE("pclose", pclose(fp));
 	ONE("system", system("exit 0"));     /* parks while the shell runs */
+	{
+		static char nowhere[] = "/nonexistent/weft-no-such-program";
+		char *const xargv[] = { nowhere, NULL };
+		char *const xenv[] = { NULL };
+		ONE("execve", execve(nowhere, xargv, xenv));
+		ONE("execv", execv(nowhere, xargv));
+		ONE("execvp", execvp(nowhere, xargv));
+		ONE("execvpe", execvpe(nowhere, xargv, xenv));
+		ONE("fexecve", fexecve(-1, xargv, xenv));
+		ONE("execveat", execveat(AT_FDCWD, nowhere, xargv, xenv, 0));
+		ONE("execl", execl(nowhere, nowhere, (char *)NULL));
+		ONE("execle", execle(nowhere, nowhere, (char *)NULL, xenv));
+		ONE("execlp", execlp(nowhere, nowhere, (char *)NULL));
+	}
 	ONE("closefrom", (closefrom(q[1]), 0));   /* q[1] is the highest of the program's own */
 	close(p[0]);
 	close(p[1]);

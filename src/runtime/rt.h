@@ -1392,6 +1392,10 @@ void __weft_sig_mask_swap(const sigset_t *mask, uint64_t *old) HIDDEN;
 void __weft_sig_mask_restore(uint64_t old) HIDDEN;
 /* sigaltstack for the running UT: 0 or an errno value. */
 int __weft_sig_altstack(const stack_t *ss, stack_t *old) HIDDEN;
+/* exec: the kernel thread's mask becomes the running UT's before glibc's
+ * call, and the carrier's again if the call returns (posix/exec.c). */
+void __weft_sig_exec_mask(void) HIDDEN;
+void __weft_sig_exec_failed(void) HIDDEN;
 /* A handler Weft ran on the UT leaves by longjmp to `sp`: its mask back. */
 void __weft_sig_longjmp(uintptr_t sp) HIDDEN;
 /* Would the last handlers run on the caller have its call restarted? */

@@ -1205,6 +1205,26 @@ int __weft_sig_altstack(const stack_t *ss, stack_t *old)
 	return 0;
 }
 
+/* ---- exec ------------------------------------------------------------------ */
+
+/* The image exec starts takes the calling kernel thread's mask: make it the
+ * running UT's (not glibc's own two, as glibc never blocks them).  Until
+ * the exec, a signal that only another UT lets through waits in the
+ * kernel; if the exec fails, __weft_sig_exec_failed puts the carrier's
+ * mask back and it comes in. */
+void __weft_sig_exec_mask(void)
+{
+	struct vp *vp = __weft_vp();
+	uint64_t m = vp->cur->sig_mask & ~(BIT(32) | BIT(33));
+	kmask(SIG_SETMASK, &m, NULL);
+}
+
+void __weft_sig_exec_failed(void)
+{
+	struct vp *vp = __weft_vp();
+	kset(vp, vp->sig_kmask);
+}
+
 /* ---- longjmp out of a handler ---------------------------------------------- */
 
 void __weft_sig_longjmp(uintptr_t sp)

@@ -1,0 +1,106 @@
+/*
+ * sig_exec_keeps_mask — the image exec starts has the calling thread's
+ * signal mask (POSIX: "the new process image inherits the calling thread's
+ * signal mask"), whatever other threads block; an exec that fails leaves
+ * every thread's signals working.
+ *
+ * Invariant:
+ *   - a thread that blocked SIGUSR2 (and not SIGUSR1) calls execl, execv or
+ *     execvp of this program with "--check": the new image finds SIGUSR2
+ *     blocked and SIGUSR1 not, while main, which blocked SIGUSR1 and not
+ *     SIGUSR2, waits in join (the new image's exit status says so);
+ *   - a thread that blocked SIGUSR1 calls execv of a path that does not
+ *     exist: -1 with ENOENT; then a SIGUSR1 sent to the process reaches
+ *     main, which lets it through, within 10 s.
+ */
+#include "sig_test.h"
+
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static char self_path[4096];
+static int form;
+
+static void *exec_thread(void *arg)
+{
+	(void)arg;
+	sig_mask1(SIG_BLOCK, SIGUSR2);
+	sig_mask1(SIG_UNBLOCK, SIGUSR1);
+	char *const argv[] = { self_path, (char *)"--check", NULL };
+	if (form == 0)
+		execl(self_path, self_path, "--check", (char *)NULL);
+	else if (form == 1)
+		execv(self_path, argv);
+	else
+		execvp(self_path, argv);
+	_exit(20);                 /* the exec failed */
+}
+
+static int check_image(void)
+{
+	sigset_t s;
+	if (sigprocmask(SIG_BLOCK, NULL, &s) != 0)
+		return 10;
+	if (sigismember(&s, SIGUSR2) != 1)
+		return 11;
+	if (sigismember(&s, SIGUSR1) != 0)
+		return 12;
+	return 0;
+}
+
+static volatile int got_usr1;
+static void on_usr1(int sig, siginfo_t *si, void *uc)
+{
+	(void)sig;
+	(void)si;
+	(void)uc;
+	got_usr1 = 1;
+}
+
+static void *failing_exec(void *arg)
+{
+	(void)arg;
+	sig_mask1(SIG_BLOCK, SIGUSR1);
+	char *const argv[] = { (char *)"/nonexistent/weft-no-such-program", NULL };
+	errno = 0;
+	CHECK_EQ(execv(argv[0], argv), -1);
+	CHECK_EQ(errno, ENOENT);
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc > 1 && strcmp(argv[1], "--check") == 0)
+		return check_image();
+	ssize_t n = readlink("/proc/self/exe", self_path, sizeof self_path - 1);
+	CHECK(n > 0);
+	self_path[n] = 0;
+
+	for (form = 0; form < 3; form++) {
+		pid_t pid = fork();
+		CHECK(pid >= 0);
+		if (pid == 0) {
+			sig_mask1(SIG_BLOCK, SIGUSR1);
+			sig_mask1(SIG_UNBLOCK, SIGUSR2);
+			pthread_t t;
+			CHECK_OK(pthread_create(&t, NULL, exec_thread, NULL));
+			pthread_join(t, NULL);
+			_exit(21);         /* not reached: the exec ends every thread */
+		}
+		int st;
+		while (waitpid(pid, &st, 0) < 0)
+			CHECK_EQ(errno, EINTR);
+		CHECK(WIFEXITED(st));
+		CHECK_EQ(WEXITSTATUS(st), 0);
+	}
+
+	sig_on(SIGUSR1, on_usr1, 0, 0);
+	sig_mask1(SIG_UNBLOCK, SIGUSR1);
+	pthread_t t;
+	CHECK_OK(pthread_create(&t, NULL, failing_exec, NULL));
+	CHECK_OK(pthread_join(t, NULL));
+	CHECK_OK(kill(getpid(), SIGUSR1));
+	CHECK(sig_wait_for(&got_usr1, 1, 10000));
+	return 0;
+}
