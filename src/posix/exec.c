@@ -19,12 +19,15 @@
  * call (WEFT_CALL); glibc's call runs out of Weft (__weft_outcall_begin),
  * as the program's own code would.  On a kernel thread that carries no VP
  * (one Weft did not make), the kernel thread's mask is its own: glibc's
- * call as it is.
+ * call as it is.  A vfork child runs on its parent UT's stack and memory:
+ * it takes the UT's mask and calls glibc, touching no runtime state.
  */
 #include "posix.h"
+#include "../arch/arch.h"
 
 #include <dlfcn.h>
 #include <stdarg.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 typedef int (*execve_fn)(const char *, char *const[], char *const[]);
@@ -80,6 +83,15 @@ static int with_callers_mask(void **slot, const char *name, exec_call call, cons
 	}
 	if (!on_vp())
 		return call(a);
+	if (__weft_where(__weft_vp()) == WHERE_VP &&
+	    (pid_t)__weft_raw_syscall6(SYS_gettid, 0, 0, 0, 0, 0, 0) !=
+		    __atomic_load_n(&__weft_vp()->tid, __ATOMIC_ACQUIRE)) {
+		/* a vfork child, on its parent's stack and memory: the UT's
+		 * mask for the image, and nothing of the runtime's touched
+		 * (an epilogue here would run in the parent's state) */
+		__weft_sig_exec_mask();
+		return call(a);
+	}
 	WEFT_CALL();
 	__weft_sig_exec_mask();
 	__weft_outcall_begin(__weft_vp());

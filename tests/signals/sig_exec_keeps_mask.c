@@ -9,6 +9,9 @@
  *     execvp of this program with "--check": the new image finds SIGUSR2
  *     blocked and SIGUSR1 not, while main, which blocked SIGUSR1 and not
  *     SIGUSR2, waits in join (the new image's exit status says so);
+ *   - the same from a vfork child of that thread (execl), whose image
+ *     starts with the thread's mask; and a vfork child whose execv fails
+ *     and _exits 127, after which the thread goes on (its status is 127);
  *   - a thread that blocked SIGUSR1 calls execv of a path that does not
  *     exist: -1 with ENOENT; then a SIGUSR1 sent to the process reaches
  *     main, which lets it through, within 10 s.
@@ -32,8 +35,36 @@ static void *exec_thread(void *arg)
 		execl(self_path, self_path, "--check", (char *)NULL);
 	else if (form == 1)
 		execv(self_path, argv);
-	else
+	else if (form == 2)
 		execvp(self_path, argv);
+	else {
+		/* from a vfork child: one that fails, then one that works */
+		char *const nowhere[] = { (char *)"/nonexistent/weft-no-such-program", NULL };
+		pid_t k = vfork();
+		if (k == 0) {
+			execv(nowhere[0], nowhere);
+			_exit(127);
+		}
+		if (k < 0)
+			_exit(22);
+		int st;
+		while (waitpid(k, &st, 0) < 0)
+			if (errno != EINTR)
+				_exit(23);
+		if (!WIFEXITED(st) || WEXITSTATUS(st) != 127)
+			_exit(24);
+		k = vfork();
+		if (k == 0) {
+			execl(self_path, self_path, "--check", (char *)NULL);
+			_exit(25);
+		}
+		if (k < 0)
+			_exit(22);
+		while (waitpid(k, &st, 0) < 0)
+			if (errno != EINTR)
+				_exit(23);
+		_exit(WIFEXITED(st) ? WEXITSTATUS(st) : 26);
+	}
 	_exit(20);                 /* the exec failed */
 }
 
@@ -77,7 +108,7 @@ int main(int argc, char **argv)
 	CHECK(n > 0);
 	self_path[n] = 0;
 
-	for (form = 0; form < 3; form++) {
+	for (form = 0; form < 4; form++) {
 		pid_t pid = fork();
 		CHECK(pid >= 0);
 		if (pid == 0) {
