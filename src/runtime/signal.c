@@ -36,7 +36,7 @@
  * UT to run with SIGSEGV blocked, and that UT's own fault killed the
  * process (sig_sync_faults_to_causer under a 100 µs slice, every run).
  * sync_entry lets the synchronous bits go at once and holds them for the
- * UT instead (its frame's `held`), so a fault on a UT that holds or blocks
+ * UT instead (ut->sync_held), so a fault on a UT that holds or blocks
  * the signal still ends the process as the kernel would end it.  glibc's
  * internal signals (32, 33) and SIGKILL/SIGSTOP go to the kernel unchanged.
  * The tick's signal stays Weft's: a program handler for it is recorded and
@@ -406,8 +406,9 @@ static uint8_t sync_bits_of(uint64_t set)
  * action (published) and the running UT's mask and sync_held; writes the
  * UT's sync_held (put back before it returns; a longjmp out clears it),
  * the record's `set` for an SA_RESETHAND action (one byte, which the
- * kernel's reset made stale) and, by system call, its carrier's mask.  The tick never switches inside it
- * (Weft's text), and the UT holds the bits before the kernel lets them go.
+ * kernel's reset made stale) and, by system call, its carrier's mask.
+ * The tick never switches inside it (Weft's text), and the UT holds the
+ * bits before the kernel lets them go.
  */
 static void sync_entry(int sig, siginfo_t *si, void *ucv)
 {
