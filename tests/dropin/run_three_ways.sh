@@ -48,8 +48,11 @@ check_bindings() {   # check_bindings FORM CMD...
 	LD_DEBUG=bindings LD_DEBUG_OUTPUT="$tmp/$form.bind" "$@" >/dev/null 2>&1 ||
 		fail "$form failed under LD_DEBUG"
 	# (Weft's own look-ups of the names it wraps, through RTLD_NEXT, bind
-	# to libc by design: only the program's and other libraries' count.)
+	# to libc by design: only the program's and other libraries' count.
+	# So do weftrun's own, before it execs the program: its execvp, a
+	# name Weft defines since the exec family keeps the caller's mask.)
 	cat "$tmp/$form.bind".* | grep -v "binding file [^ ]*libweft" |
+		grep -F -v "binding file $weftrun [" |
 		sed -n "s/.* to \([^ ]*\) \[[0-9]*\]: normal symbol \`\([^']*\)'.*/\2 \1/p" |
 		sort -u >"$tmp/$form.pairs"
 	awk 'NR == FNR { weft[$1] = 1; next } ($1 in weft) && $2 !~ /libweft/' \
