@@ -76,11 +76,14 @@ int main(void)
 		CHECK_OK(pthread_create(&y[i], NULL, yielder, NULL));
 	struct itimerval on = { { 0, 20 }, { 0, 20 } }, off = { { 0, 0 }, { 0, 0 } };
 	CHECK_OK(setitimer(ITIMER_REAL, &on, NULL));
-	int64_t end = test_now_ns() + 500000000 / TEST_SCALE;
-	/* the clock every 10 yields: where a switch is a system call and the
-	 * timer's handling outruns its interval (a sanitizer build on a slow
-	 * machine), 1000 yields took tens of seconds */
-	while (test_now_ns() < end)
+	/* At least 500 ms (a tenth in sanitizer builds) and at least 200
+	 * signals, whichever is later, but never past 20 s: where each
+	 * delivery costs a millisecond (a sanitizer build on a slow guest,
+	 * beside another test) 50 ms gave fewer than 100.  The clock every 10
+	 * yields: where a switch is a system call and the timer's handling
+	 * outruns its interval, 1000 yields took tens of seconds. */
+	int64_t t0 = test_now_ns(), end = t0 + 500000000 / TEST_SCALE, cap = t0 + 20000000000ll;
+	for (int64_t now = t0; (now < end || posted <= 200) && now < cap; now = test_now_ns())
 		for (int i = 0; i < 10; i++)
 			sched_yield();
 	CHECK_OK(setitimer(ITIMER_REAL, &off, NULL));
