@@ -174,6 +174,9 @@ static struct vp *take_vp(struct kt *k)
 		/* the VP's first kernel thread: glibc's identity for its UTs */
 		vp->tp0 = k->tp;
 		vp->self0 = *(void **)((char *)k->tp + 0x10);
+		/* a VP that starts was not idle: a monitor parked on the
+		 * others must watch it too (monitor.c, quiet) */
+		__weft_monitor_check_parked();
 	}
 	return vp;
 }

@@ -36,6 +36,8 @@
  *     from take; at zero, entries take the fast path again.
  * A kernel thread never runs Weft's code without the VP: before the
  * decision it still carries it; after, it finds take != 0 and asks.
+ * While every VP is idle the monitor sleeps without a period, until a VP
+ * leaves idle or starts (monitor_sleep; rt.h, __weft_monitor_parked).
  *
  * Descriptors: the monitor opens /proc files every period, and an open
  * takes the lowest free number, which a program may count on getting
@@ -51,7 +53,9 @@
  * between a successful check and the handoff, while K sleeps in the kernel
  * and nobody else carries the VP.  Any kernel thread reads take.  Of an
  * away UT it reads csys_tid and the cancel bits (a byte pthread_cancel
- * sets before it reads csys_tid), only to repeat a cancel kick.
+ * sets before it reads csys_tid), only to repeat a cancel kick.  Every
+ * carrier reads __weft_monitor_parked after it leaves idle, and clears it
+ * by exchange (the one that clears it wakes the monitor).
  */
 #include "rt.h"
 #include "../arch/valgrind_req.h"
@@ -71,9 +75,22 @@ bool __weft_monitor_settled;
 static struct {
 	bool started;
 	unsigned attempts;
-	volatile uint32_t wake;          /* futex: the monitor's sleep */
+	volatile uint32_t wake;          /* futex: the monitor's sleep; bumped by an unpark */
 	uint64_t period_ns;
 } mon;
+
+/* rt.h says who reads and writes it: the monitor sets it, seq_cst, and
+ * clears it when it wakes; a VP leaving idle or starting clears it by
+ * exchange and wakes the monitor. */
+uint32_t __weft_monitor_parked;
+
+void __weft_monitor_unpark(void)
+{
+	if (__atomic_exchange_n(&__weft_monitor_parked, 0, __ATOMIC_ACQ_REL)) {
+		__atomic_fetch_add(&mon.wake, 1, __ATOMIC_RELEASE);
+		__weft_raw_syscall6(SYS_futex, (long)&mon.wake, FUTEX_WAKE | FUTEX_PRIVATE_FLAG, 1, 0, 0, 0);
+	}
+}
 
 /* True on the monitor's own kernel thread only (its TLS; every other
  * thread, UTs included, reads false). */
@@ -420,6 +437,58 @@ static void look(struct vp *vp, struct watch *w)
 	w->switches = switches;
 }
 
+/* Nothing for the monitor to watch: every VP that ever ran is idle (its
+ * carrier waits in Weft's idle loop, in the kernel or about to be), none
+ * is between two carriers, and no kernel thread is away (take: an away
+ * one may need a kick).  A VP that never started is left out: its start
+ * unparks the monitor (kthread.c, take_vp).  Read without the VPs, as
+ * look() reads; the caller looks twice, around its store of the flag. */
+static bool quiet(void)
+{
+	unsigned n = __atomic_load_n(&__weft_proc.nvps, __ATOMIC_RELAXED);
+	for (unsigned i = 0; i < n; i++) {
+		const struct vp *vp = &__weft_vps[i];
+		if (vp->gone)
+			continue;
+		if (__atomic_load_n(&vp->take, __ATOMIC_SEQ_CST) != 0)
+			return false;
+		if (__atomic_load_n(&vp->tid, __ATOMIC_SEQ_CST) == 0) {
+			if (__atomic_load_n(&vp->tp0, __ATOMIC_SEQ_CST) != NULL)
+				return false;     /* between two carriers */
+			continue;                 /* never started */
+		}
+		if (!__atomic_load_n(&vp->idle, __ATOMIC_SEQ_CST))
+			return false;
+	}
+	return true;
+}
+
+/* The monitor's sleep until its next look: one period, or — while every
+ * VP is idle — until a VP leaves idle or starts.  Go's sysmon does the
+ * same (sysmonwait while every P is idle): an idle process must not wake
+ * a thousand times a second.  The flag is stored before the second look,
+ * a VP stores its state before it reads the flag (rt.h): either the
+ * second look sees the VP busy, or the VP sees the flag and wakes. */
+static void monitor_sleep(void)
+{
+	struct timespec ts = { (time_t)(mon.period_ns / 1000000000u), (long)(mon.period_ns % 1000000000u) };
+	const struct timespec *tp = &ts;
+	uint32_t seen = __atomic_load_n(&mon.wake, __ATOMIC_ACQUIRE);
+	if (quiet()) {
+		__atomic_store_n(&__weft_monitor_parked, 1, __ATOMIC_SEQ_CST);
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+		if (quiet())
+			tp = NULL;
+		else
+			__atomic_store_n(&__weft_monitor_parked, 0, __ATOMIC_RELAXED);
+	}
+	__weft_raw_syscall6(SYS_futex, (long)&mon.wake, FUTEX_WAIT | FUTEX_PRIVATE_FLAG, seen, (long)tp, 0, 0);
+	if (!tp) {
+		/* woken (the waker cleared the flag), or a spurious return */
+		__atomic_store_n(&__weft_monitor_parked, 0, __ATOMIC_RELAXED);
+	}
+}
+
 static void *monitor_main(void *arg)
 {
 	(void)arg;
@@ -441,10 +510,7 @@ static void *monitor_main(void *arg)
 	/* every VP (M:N: those not started yet have no carrier, tid 0) */
 	static struct watch watch[WEFT_VPS_MAX];
 	for (;;) {
-		struct timespec ts = { (time_t)(mon.period_ns / 1000000000u), (long)(mon.period_ns % 1000000000u) };
-		uint32_t seen = __atomic_load_n(&mon.wake, __ATOMIC_ACQUIRE);
-		__weft_raw_syscall6(SYS_futex, (long)&mon.wake, FUTEX_WAIT | FUTEX_PRIVATE_FLAG, seen, (long)&ts,
-				    0, 0);
+		monitor_sleep();
 		unsigned n = __atomic_load_n(&__weft_proc.nvps, __ATOMIC_RELAXED);
 		for (unsigned i = 0; i < n; i++)
 			look(&__weft_vps[i], &watch[i]);
@@ -501,10 +567,11 @@ static void monitor_start_locked(bool foreign)
 	mon.period_ns = (uint64_t)us * 1000u;
 	/* Helgrind and DRD: the monitor's and the spawner's handshakes are
 	 * atomics and futexes they do not model (vp.c says the same of the
-	 * VPs' tables) */
+	 * VPs' tables), and so is the parked flag the VPs read */
 	if (__weft_arch_valgrind) {
 		WEFT_VG_UNCHECKED(&mon, sizeof mon);
 		WEFT_VG_UNCHECKED(&spawn, sizeof spawn);
+		WEFT_VG_UNCHECKED(&__weft_monitor_parked, sizeof __weft_monitor_parked);
 	}
 	/* Out of memory or mappings now: tried again at the next few creates,
 	 * quietly (the process may be starved on purpose); then one line. */
@@ -548,6 +615,7 @@ void __weft_monitor_after_fork(struct vp *vp)
 	spawn.made_ok = false;
 	spawn.req = 0;
 	kept_spare = NULL;                /* the parent's kernel thread */
+	__weft_monitor_parked = 0;
 	__weft_monitor_settled = false;
 	__atomic_store_n(&vp->take, 0, __ATOMIC_RELAXED);
 }

@@ -461,7 +461,9 @@ struct vp {
 					   * async: read by the tick (nothing to preempt) and
 					   * by a kernel thread that pushed to the inbox
 					   * (handoff's kick: wake it, seq_cst, sched.c);
-					   * by the monitor, which leaves an idle VP alone;
+					   * by the monitor, which leaves an idle VP alone
+					   * and parks while every VP is idle (idle_end
+					   * then wakes it: __weft_monitor_parked);
 					   * by the dispatcher, which bumps `wake` when it
 					   * defers a signal meanwhile (signal.c) */
 	bool preempt_on;                  /* time slicing enabled and possible */
@@ -1655,6 +1657,21 @@ void __weft_monitor_start(bool foreign) HIDDEN;
  * foreign thread may be scanning the modules for the start meanwhile. */
 void __weft_monitor_tls_on(void) HIDDEN;
 void __weft_monitor_after_fork(struct vp *vp) HIDDEN;
+/* The monitor sleeps without a period while every VP is idle (monitor.c,
+ * quiet): nothing can block in an unwrapped call then.  Set by the
+ * monitor, seq_cst, before its second look at the VPs; a VP that leaves
+ * idle (sched.c, idle_end) or starts (kthread.c, take_vp) stores that,
+ * fences, reads this, and if set calls __weft_monitor_unpark, which
+ * clears it and wakes the monitor.  Dekker's pattern: the monitor sees
+ * the VP busy, or the VP sees the monitor parked. */
+extern uint32_t __weft_monitor_parked HIDDEN;
+void __weft_monitor_unpark(void) HIDDEN;
+static inline void __weft_monitor_check_parked(void)
+{
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (unlikely(__atomic_load_n(&__weft_monitor_parked, __ATOMIC_RELAXED)))
+		__weft_monitor_unpark();
+}
 /* The kernel thread k (the caller) is back with its UT away: queue the UT
  * on the VP's inbox from k's home and park; returns as the UT, on the VP. */
 void __weft_away_return(struct kt *k) HIDDEN;

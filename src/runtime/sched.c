@@ -385,6 +385,9 @@ static inline void idle_end(struct vp *vp)
 {
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	vp->idle = 0;
+	/* the monitor may have parked, having seen every VP idle (rt.h,
+	 * __weft_monitor_parked): a fence and a load, after a kernel wait */
+	__weft_monitor_check_parked();
 }
 
 /* The io layer's poller, once a UT has waited on a descriptor (rt.h). */
