@@ -48,9 +48,11 @@ test-release: build
 # Left out there: sync_robust_static (its 1000-yield waits take minutes at
 # 4.5 us a switch) and cancel_blocked_in_kernel, which hung once in such a
 # CI run (0 of 100 runs alone or beside busy loops; an open M:N defect,
-# docs/mn.md).
+# docs/mn.md).  guest_keys_and_exit runs there too: the VP word kept in the
+# thread block (no FSGSBASE) was written into main's block by a kernel
+# thread that had not left it, and the test crashed 19 runs in 20.
 VPS2_HWCAP2 = $(shell LD_SHOW_AUXV=1 /bin/true 2>/dev/null | sed -n 's/^AT_HWCAP2: *//p')
-VPS2_SUBSET = '^(sync|once|keys|join|futex|tls|cancel|create|exit|errno|threads|cxx)_'
+VPS2_SUBSET = '^(sync|once|keys|join|futex|tls|cancel|create|exit|errno|threads|cxx)_|^guest_keys_and_exit$$'
 test-vps2: build
 	@if [ $$(( $(or $(VPS2_HWCAP2),0) & 2 )) -ne 0 ]; then \
 		cd build && WEFT_VPS=2 ctest --output-on-failure -j $(JOBS) -LE 'one-vp|mn-open|sig-open'; \

@@ -189,6 +189,13 @@ static void carry(struct kt *k)
 	if (!__weft_mn)
 		__atomic_store_n(&__weft_kt_word_shared, true, __ATOMIC_SEQ_CST);
 #endif
+	/* M:N: k's own block before take_vp writes the VP word, which
+	 * without FSGSBASE lives in the current block (tp.h).  k may still
+	 * be on the block of the UT it last ran, which another carrier may
+	 * run now (kt0 parked at home on main's block after the monitor took
+	 * main: guest_keys_and_exit crashed on the other VP's word). */
+	if (__weft_mn && __weft_arch_tp_get() != k->tp)
+		__weft_tp_set(k->tp);
 	struct vp *vp = take_vp(k);
 	k->gift = 0;
 	vp->carrier = k;

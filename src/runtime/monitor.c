@@ -329,8 +329,10 @@ static void take_over(struct vp *vp, pid_t tid, uint64_t switches, const struct 
 	__weft_tls_takeover_turn_on();
 	__weft_kt_multiple_threads_on();
 	/* x may go on with the first kernel thread's own block (it ran on it
-	 * without TLS of its own): that thread's home must then use another */
-	if (x->tp == vp->tp0 && k->tp != vp->tp0)
+	 * without TLS of its own): that thread's home must then use another,
+	 * K's too when K is the first kernel thread — it goes home, and x
+	 * goes on on that block on the next carrier */
+	if (x->tp == vp->tp0)
 		__weft_kt0_tcb_apart();
 	__weft_preempt_release(k);
 	__atomic_store_n(&k->away, x, __ATOMIC_RELEASE);

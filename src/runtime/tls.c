@@ -476,10 +476,17 @@ static void find_malloc_words(uintptr_t libc_block, size_t libc_size)
 	sigset_t all, old;
 	sigfillset(&all);
 	__weft_raw_syscall6(SYS_rt_sigprocmask, SIG_BLOCK, (long)&all, (long)&old, 8, 0, 0);
+	/* Back to the block the caller ran on, not to tp0: the caller may be
+	 * the monitor (a takeover turns TLS on) or a carrier on a block of its
+	 * own (a first guest's request), and a kernel thread left on tp0 would
+	 * share it with the one that runs there — glibc's thread state, and
+	 * without FSGSBASE the VP word in it (tp.h): under two VPs the main
+	 * UT then read the other VP's word and crashed (guest_keys_and_exit). */
+	void *was = __weft_arch_tp_get();
 	__weft_tp_set(tp);
 	void *volatile probe = malloc(24);      /* volatile: GCC drops free(malloc()) */
 	free(probe);
-	__weft_tp_set(vp->tp0);
+	__weft_tp_set(was);
 	__weft_raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&old, 0, 8, 0, 0);
 	struct tls_ctx *c = calloc(1, sizeof *c);
 	for (size_t w = 0; w < words && tls.nmw < MAX_MALLOC_WORDS; w++) {

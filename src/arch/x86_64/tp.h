@@ -139,8 +139,12 @@ static inline void *__weft_arch_thread_self_inline(void)
  * __weft_arch_tp_set carries it from the block it leaves to the block it
  * loads.  That is the kernel thread's word as long as no thread block is
  * the current one of two kernel threads at once, which M:N keeps (every UT
- * has a block of its own, and the first kernel thread's home leaves the
- * main UT's: kthread.c, __weft_kt0_tcb_apart).  A foreign thread's block
+ * has a block of its own; the first kernel thread's home leaves the main
+ * UT's, whichever kernel thread the monitor took the main UT from:
+ * kthread.c, __weft_kt0_tcb_apart; a kernel thread loads its own block
+ * before it writes the word of a VP it takes: kthread.c, carry; and a
+ * short move to another block returns to the one it left: tls.c,
+ * find_malloc_words).  A foreign thread's block
  * is glibc's, made zeroed, and Weft never writes its word: it reads 0.
  * Weft's own kernel threads never end, so glibc's stack cache never hands
  * a block with the word set to a foreign thread (nor does a clone copy
