@@ -42,16 +42,6 @@ static void *real(const char *name)
 	return dlsym(RTLD_NEXT, name);
 }
 
-/* A UT's kernel thread (on its VP, or away from it: WEFT_CALL brings it
- * back first)? */
-static bool on_vp(void)
-{
-	if (!__weft_started)
-		return false;
-	enum weft_where w = __weft_where(__weft_vp());
-	return w != WHERE_FOREIGN && w != WHERE_NONE;
-}
-
 /* One exec call's arguments, for whichever of glibc's entries makes it. */
 struct exec_args {
 	int fd, flags;
@@ -81,11 +71,16 @@ static int with_callers_mask(void **slot, const char *name, exec_call call, cons
 		errno = ENOSYS;
 		return -1;
 	}
-	if (!on_vp())
+	/* a UT's kernel thread, on its VP or away from it (WEFT_CALL brings
+	 * it back first); any other thread's mask is its own */
+	if (!__weft_started)
 		return call(a);
-	if (__weft_where(__weft_vp()) == WHERE_VP &&
-	    (pid_t)__weft_raw_syscall6(SYS_gettid, 0, 0, 0, 0, 0, 0) !=
-		    __atomic_load_n(&__weft_vp()->tid, __ATOMIC_ACQUIRE)) {
+	struct vp *vp = __weft_vp();
+	enum weft_where w = __weft_where(vp);
+	if (w == WHERE_FOREIGN || w == WHERE_NONE)
+		return call(a);
+	if (w == WHERE_VP && (pid_t)__weft_raw_syscall6(SYS_gettid, 0, 0, 0, 0, 0, 0) !=
+				     __atomic_load_n(&vp->tid, __ATOMIC_ACQUIRE)) {
 		/* a vfork child, on its parent's stack and memory: the UT's
 		 * mask for the image, and nothing of the runtime's touched
 		 * (an epilogue here would run in the parent's state) */

@@ -538,7 +538,8 @@ struct vp {
 					   * once, under the runtime lock, when the VP is
 					   * first carried (kthread.c, take_vp); the monitor
 					   * reads tp0 without the lock only to know the VP
-					   * has started (monitor.c, another_vp_started) */
+					   * has started (monitor.c, another_vp_started and
+					   * quiet; take_vp fences after it for quiet) */
 	unsigned index;                   /* 0 .. nvps-1 */
 	/* ---- M:N (mn.c); all under the runtime lock unless said ----
 	 * idle_ut: the VP's idle context (M:N only): a VP with nothing to run

@@ -227,42 +227,35 @@ static void case_resethand_mask(void)
 	_exit(old.sa_handler == SIG_DFL ? 0 : 8);
 }
 
+/* body in a child: the process died of sig (0: exited with 0) and the
+ * handlers noted exactly `want` */
+static void expect(void (*body)(void), int sig, const char *want)
+{
+	char seen[64];
+	int st = in_child(body, seen, sizeof seen);
+	if (sig) {
+		CHECK(WIFSIGNALED(st));
+		CHECK_EQ(WTERMSIG(st), sig);
+	} else {
+		CHECK(WIFEXITED(st));
+		CHECK_EQ(WEXITSTATUS(st), 0);
+	}
+	if (strcmp(seen, want) != 0) {
+		fprintf(stderr, "handlers noted \"%s\", expected \"%s\"\n", seen, want);
+		CHECK(strcmp(seen, want) == 0);
+	}
+}
+
 int main(void)
 {
 	hole = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	CHECK(hole != MAP_FAILED);
-	char seen[64];
-	int st;
-
-	st = in_child(case_blocked, seen, sizeof seen);
-	CHECK(WIFSIGNALED(st));
-	CHECK_EQ(WTERMSIG(st), SIGSEGV);
-	CHECK_EQ(strcmp(seen, ""), 0);
-
-	st = in_child(case_nested, seen, sizeof seen);
-	CHECK(WIFSIGNALED(st));
-	CHECK_EQ(WTERMSIG(st), SIGSEGV);
-	CHECK_EQ(strcmp(seen, "h"), 0);
-
-	st = in_child(case_nested_nodefer, seen, sizeof seen);
-	CHECK(WIFEXITED(st));
-	CHECK_EQ(WEXITSTATUS(st), 0);
-	CHECK_EQ(strcmp(seen, "hhhh"), 0);
-
+	expect(case_blocked, SIGSEGV, "");
+	expect(case_nested, SIGSEGV, "h");
+	expect(case_nested_nodefer, 0, "hhhh");
 	for (int i = 0; i < 20; i++) {
-		in_handler = 0;
-		b_done = 0;
-		st = in_child(case_yield_in_handler, seen, sizeof seen);
-		CHECK(WIFEXITED(st));
-		CHECK_EQ(WEXITSTATUS(st), 0);
-		CHECK_EQ(strcmp(seen, "ab"), 0);
-
-		in_handler = 0;
-		b_done = 0;
-		st = in_child(case_resethand_mask, seen, sizeof seen);
-		CHECK(WIFEXITED(st));
-		CHECK_EQ(WEXITSTATUS(st), 0);
-		CHECK_EQ(strcmp(seen, "ab"), 0);
+		expect(case_yield_in_handler, 0, "ab");
+		expect(case_resethand_mask, 0, "ab");
 	}
 	return 0;
 }
