@@ -4,12 +4,16 @@
  * from a raw clone that shares its creator's thread pointer) lock and
  * unlock a Weft mutex shared with UTs, wait on a Weft condition variable
  * in turn with a UT, and call pthread_self: every count exact, each
- * foreign thread's handle stable and its own, its priority readable, and
- * the UTs run on while the foreign threads block outside Weft.
+ * foreign thread's handle stable and its own, its priority readable, the
+ * clone's errno set by a failed call, and the UTs run on while the
+ * foreign threads block outside Weft.  Under two VPs the clone's calls
+ * must not write its VP into main's thread block (guest.c).
  */
 #include "foreign.h"
 
+#include <errno.h>
 #include <linux/futex.h>
+#include <semaphore.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -88,6 +92,8 @@ static void *glibc_thread(void *arg)
 
 static atomic_int clone_done;
 
+static sem_t empty;                  /* never posted */
+
 static int clone_body(void *arg)
 {
 	(void)arg;
@@ -96,6 +102,14 @@ static int clone_body(void *arg)
 			syscall(SYS_exit_group, 3);
 		total++;
 		pthread_mutex_unlock(&m);
+		/* a call that fails with errno: Weft runs it on a thread
+		 * block of its own (the clone shares main's), and the errno
+		 * must come back to the block the clone runs on */
+		if (i % 100 == 0) {
+			errno = 0;
+			if (sem_trywait(&empty) != -1 || errno != EAGAIN)
+				syscall(SYS_exit_group, 4);
+		}
 	}
 	atomic_store(&clone_done, 1);
 	return 0;
@@ -116,6 +130,7 @@ int main(void)
 	pthread_t g;
 	CHECK_OK(glibc_create(&g, NULL, glibc_thread, &r));
 
+	CHECK_OK(sem_init(&empty, 0, 0));
 	size_t stack_size = 256 << 10;
 	char *stack = mmap(NULL, stack_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
 	CHECK(stack != MAP_FAILED);

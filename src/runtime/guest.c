@@ -26,6 +26,16 @@
  * then G's keys' destructors run on F, G's slot is freed and F's kt is
  * left for the next foreign thread (tid 0).
  *
+ * A foreign thread whose thread block is another thread's (a clone
+ * without CLONE_SETTLS runs on its creator's block, and a UT of another VP
+ * may run on it at the same moment) runs G on a block of its own (tls.c,
+ * __weft_tls_guest_block): F loads it when it is handed the VP, keeps it
+ * while G waits for the VP again, and goes back to the shared block when
+ * G leaves, with errno carried both ways.  Without FSGSBASE the VP word
+ * lives in the current block (tp.h); written into a shared block it named
+ * F's VP to the other thread's carrier, which then ran as if on F's VP
+ * (guest_foreign_threads crashed one run in ten under two VPs).
+ *
  * So a foreign thread gets a handle (pthread_self), its priority and its
  * waits are Weft's, and its blocking outside Weft stops nobody.  Each Weft
  * call it makes costs two handoffs (tens of µs).  Guests need UTs to have
@@ -52,6 +62,7 @@
 #define TCB_SELF 0x10                /* tcbhead_t's self (glibc, x86-64) */
 #define TCB_STACKBLOCK 1680          /* struct pthread: stackblock, stackblock_size */
 #define TCB_STACKBLOCK_SIZE 1688
+#define TCB_TID 720                  /* struct pthread: tid */
 
 /* Set at start-up: per-UT TLS can be had, and kernel threads can be. */
 bool __weft_guests_ok;
@@ -61,15 +72,32 @@ static bool warned;
 extern int __cxa_thread_atexit_impl(void (*fn)(void *), void *obj, void *dso);
 extern void *__dso_handle;
 
-/* F is a thread glibc made (its TCB names itself), so glibc runs F's
- * thread_local destructors when it ends; a bare clone does not. */
+/* F is a thread glibc made, on its own block: the TCB names itself, and
+ * holds F's tid.  So glibc runs F's thread_local destructors when it ends.
+ * A clone without CLONE_SETTLS runs on its creator's block and finds its
+ * creator's tid there (a UT's block holds its carrier's, and names the
+ * VP's thread, not itself): its end is not glibc's to report, and its
+ * block is another thread's too. */
 static bool glibc_thread(const struct kt *k)
 {
 	const char *tp = k->tp;
-	return tp && *(const char *const *)(tp + TCB_SELF) == tp;
+	return tp && *(const char *const *)(tp + TCB_SELF) == tp &&
+	       *(const pid_t *)(tp + TCB_TID) == k->tid;
 }
 
 static void guest_thread_exit(void *p);
+
+/* F moves between the block it shares and G's own (see above); the words
+ * Weft keeps per kernel thread in a block stay where they are (tp.h,
+ * __weft_arch_tp_load): take_vp writes the VP word into G's block next. */
+static void block_move(void *from, void *to)
+{
+	*__weft_tls_errno_of(to) = *__weft_tls_errno_of(from);
+#if WEFT_TSAN
+	__weft_tsan_tp_carry(to);
+#endif
+	__weft_arch_tp_load(to);
+}
 
 uint8_t __weft_guest_enter(void)
 {
@@ -109,6 +137,9 @@ uint8_t __weft_guest_enter(void)
 		__weft_raw_syscall6(SYS_futex, (long)&k->gift, FUTEX_WAIT | FUTEX_PRIVATE_FLAG, 0, 0, 0, 0);
 	/* the VP is F's: the carrier that lent it made G the running UT */
 	k->resume = NULL;
+	void *gtp = k->gut->tp;
+	if (__weft_arch_tp_get() != gtp)
+		block_move(__weft_arch_tp_get(), gtp);    /* F shares its block */
 	__weft_kt_guest_carry(k);
 	vp = __weft_vp();                     /* M:N: the VP it was lent */
 	__weft_switched_in(vp);
@@ -127,8 +158,8 @@ uint8_t __weft_guest_enter(void)
 	return 2;
 }
 
-/* Where F's stack is, as glibc recorded it for a thread of its own (the
- * TCB names itself); unknown for a clone that shares another's TCB (the
+/* Where F's stack is, as glibc recorded it for a thread of its own;
+ * unknown for a clone that shares another's TCB (the
  * entries' fast test then fails for G and the slow one finds the carrier). */
 static void guest_stack(struct ut *t, const struct kt *k)
 {
@@ -160,6 +191,8 @@ void __weft_guest_request(struct vp *vp, struct kt *k)
 		t->policy = SCHED_OTHER;
 		memcpy(t->name, "foreign", 8);
 		guest_stack(t, k);
+		if (!glibc_thread(k) && __weft_tls_guest_block(t, k->tid) != 0)
+			__weft_die("no memory for the thread block of a kernel thread Weft did not make");
 		__weft_proc.live++;
 		vp->stat.created++;
 		k->gut = t;
@@ -215,9 +248,12 @@ bool __weft_guest_leave(void)
 	g->wait_kind = WAIT_SYSCALL;
 	vp->offvp++;
 	__weft_cur_set(vp, NULL);
+	void *gtp = g->tp;
 	__weft_kt_let_go(k, false);
 	to->resume = NULL;
 	__weft_kt_give(to);
+	if (gtp != k->tp)
+		block_move(gtp, k->tp);       /* back to the block F shares */
 	return true;
 }
 

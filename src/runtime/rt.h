@@ -1023,6 +1023,14 @@ void __weft_tls_attach_late(struct ut *t) HIDDEN;
 /* A new UT's thread block apart from its stack (a copy-stack UT's stack
  * is shared): 0 or EAGAIN. */
 int __weft_tls_attach_apart(struct ut *t) HIDDEN;
+/* A guest whose kernel thread shares another thread's block (a clone
+ * without CLONE_SETTLS, guest.c): a block of its own, made apart like a
+ * late UT's but naming itself as glibc's thread (THREAD_SELF is the
+ * block, its tid the guest's kernel thread's), so libc's recursive locks
+ * tell it from every VP's UTs.  EAGAIN without memory. */
+int __weft_tls_guest_block(struct ut *g, pid_t tid) HIDDEN;
+/* errno in the thread block tp (per-UT TLS on). */
+int *__weft_tls_errno_of(void *tp) HIDDEN;
 /* At exit, in the UT's own TLS: C++ thread_local destructors first ... */
 void __weft_tls_exit_dtors(struct ut *self) HIDDEN;
 /* ... and, after its keys' destructors, its context back to the pool. */

@@ -378,6 +378,22 @@ int __weft_tls_attach_apart(struct ut *t)
 	return 0;
 }
 
+int __weft_tls_guest_block(struct ut *g, pid_t tid)
+{
+	int e = __weft_tls_attach_apart(g);
+	if (e)
+		return e;
+	struct tcb_header *h = g->tp;
+	h->self = g->tp;
+	*(pid_t *)((char *)g->tp + TCB_TID) = tid;
+	return 0;
+}
+
+int *__weft_tls_errno_of(void *tp)
+{
+	return (int *)((char *)tp + tls.errno_offset);
+}
+
 void __weft_tls_attach_late(struct ut *t)
 {
 	if (t == NULL || t->tp)

@@ -64,6 +64,11 @@ void __weft_arch_tp_set_syscall(void *tp)
 	__weft_raw_syscall6(SYS_arch_prctl, ARCH_SET_FS, (long)tp, 0, 0, 0, 0);
 }
 
+void __weft_arch_tp_load_syscall(void *tp)
+{
+	__weft_raw_syscall6(SYS_arch_prctl, ARCH_SET_FS, (long)tp, 0, 0, 0, 0);
+}
+
 static bool cpu_has_xsave(void)
 {
 	uint32_t a, b, c, d;

@@ -18,6 +18,7 @@
 
 extern bool __weft_arch_fsgsbase;
 void __weft_arch_tp_set_syscall(void *tp);
+void __weft_arch_tp_load_syscall(void *tp);
 
 static inline void *__weft_arch_tp_get(void)
 {
@@ -75,6 +76,19 @@ static inline void __weft_arch_tp_set(void *tp)
 		__asm__ volatile("wrfsbase %0" : : "r"(tp) : "memory");
 	else
 		__weft_arch_tp_set_syscall(tp);
+}
+
+/* Load tp and carry neither word into it: for a kernel thread Weft did
+ * not make moving between the block it shares with another thread and a
+ * block of its own (guest.c), whose VP word is not its to carry (the
+ * other thread's carrier keeps its own there) and whose kernel-thread word
+ * stays 0 (unknown: the reader asks the kernel). */
+static inline void __weft_arch_tp_load(void *tp)
+{
+	if (__builtin_expect(__weft_arch_fsgsbase, 1))
+		__asm__ volatile("wrfsbase %0" : : "r"(tp) : "memory");
+	else
+		__weft_arch_tp_load_syscall(tp);
 }
 
 /* The stack pointer a jmp_buf returns to.  glibc mangles it (PTR_MANGLE:
@@ -145,7 +159,10 @@ static inline void *__weft_arch_thread_self_inline(void)
  * before it writes the word of a VP it takes: kthread.c, carry; and a
  * short move to another block returns to the one it left: tls.c,
  * find_malloc_words).  A foreign thread's block
- * is glibc's, made zeroed, and Weft never writes its word: it reads 0.
+ * is glibc's, made zeroed, and Weft never writes its word: it reads 0.  A
+ * clone without CLONE_SETTLS shares its creator's block and reads the word
+ * there; it carries a VP only on a block of its own, and moves between
+ * the two with __weft_arch_tp_load (guest.c).
  * Weft's own kernel threads never end, so glibc's stack cache never hands
  * a block with the word set to a foreign thread (nor does a clone copy
  * it: a new thread's block is a new one). */
