@@ -659,8 +659,18 @@ enum weft_where __weft_where_slow(void)
 
 void __weft_settle_slow(void)
 {
-	if (__weft_where_slow() == WHERE_AWAY)
-		__weft_away_return(__weft_kt_by_tid((pid_t)__weft_raw_syscall6(SYS_gettid, 0, 0, 0, 0, 0, 0)));
+	if (__weft_where_slow() != WHERE_AWAY)
+		return;
+	__weft_away_return(__weft_kt_by_tid((pid_t)__weft_raw_syscall6(SYS_gettid, 0, 0, 0, 0, 0, 0)));
+	/* The carrier that ran the UT again switched to it from Weft's code:
+	 * in_weft set, and under M:N the runtime lock held.  The caller goes
+	 * on in the program's code (an entry without a whole WEFT_CALL:
+	 * pthread_getspecific's), so it leaves Weft here, as a call's end
+	 * does; its epilogue's work waits for the next call.  Left set, the
+	 * flag made the monitor take the UT's next unknown blocking call for
+	 * one of Weft's (it never took the VP), and under M:N the lock was
+	 * held over the program's code until the next call's end. */
+	__weft_outcall_begin(__weft_vp());
 }
 
 uint8_t __weft_enter_slow(void)
@@ -678,7 +688,9 @@ uint8_t __weft_enter_slow(void)
 		vp = __weft_vp();
 		break;
 	case WHERE_VP:
-		if (unlikely(__weft_mn) && !vp->in_weft)
+		if (vp->in_weft)
+			return WEFT_NESTED;       /* rt.h, __weft_enter */
+		if (unlikely(__weft_mn))
 			__weft_rtl_lock();
 		break;
 	}

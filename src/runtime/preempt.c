@@ -620,7 +620,12 @@ static void on_tick(int sig, siginfo_t *si, void *ucv)
 	if (nras && ras_rollback(uc))
 		vp->async.ras_rollbacks++;
 	uintptr_t pc = __weft_arch_pc(uc), sp = __weft_arch_sp(uc);
-	if (__weft_pc_protected(pc) || __weft_noswitch_at(vp, sp) || !stack_has_room(vp->cur, sp)) {
+	/* in_weft: Weft's code is under way further up this stack, in a call
+	 * out to code that is neither Weft's nor libc's (its malloc reaching
+	 * jemalloc): a switch there would end the call's hold on the VP (and
+	 * under M:N the runtime lock) in its middle, as at any PC of Weft's */
+	if (__weft_pc_protected(pc) || vp->in_weft || __weft_noswitch_at(vp, sp) ||
+	    !stack_has_room(vp->cur, sp)) {
 		vp->dispatch_pending = 1;
 		vp->async.deferrals++;
 		/* retry soon rather than a whole slice later.  While the tick is

@@ -404,9 +404,12 @@ struct vp {
 	 * monitor sets BUSY and adds, the carrier subtracts (atomic); read by
 	 * every entry, on any kernel thread.
 	 * in_weft: the carrier runs Weft's code (set at every entry, cleared
-	 * where Weft returns to the program's code).  Written by the carrier;
-	 * read by the monitor after it has seen the carrier asleep in the
-	 * kernel, when its stores are visible (docs/architecture.md).
+	 * where Weft returns to the program's code).  Never set while the
+	 * program's code runs: an entry that finds it set is nested (rt.h,
+	 * __weft_enter) and leaves it, and the tick defers while it is set.
+	 * Written by the carrier; read by the tick on the carrier and by the
+	 * monitor after it has seen the carrier asleep in the kernel, when
+	 * its stores are visible (docs/architecture.md).
 	 * Both sit beside cur: every entry reads and writes this line. */
 	volatile uint32_t take;
 	volatile uint8_t in_weft;
@@ -1237,18 +1240,21 @@ void __weft_san_runtime_find(void) HIDDEN;
 #endif
 static inline __attribute__((always_inline)) void __weft_call_end(struct weft_call *c)
 {
-	if (likely(c->on_vp)) {
+	if (likely(c->on_vp == 1)) {
 		WEFT_CALL_EPILOGUE((enum exit_point)c->point);
-		if (unlikely(c->on_vp == 2) && __weft_mn) {
+		__weft_outcall_begin(__weft_vp());   /* back to the program's code */
+	} else if (unlikely(c->on_vp == 2)) {
+		WEFT_CALL_EPILOGUE((enum exit_point)c->point);
+		if (__weft_mn) {
 			/* M:N: the lock goes with the VP if the guest gives it back */
 			if (!__weft_guest_leave())
 				__weft_outcall_begin(__weft_vp());
 			return;
 		}
-		__weft_outcall_begin(__weft_vp());   /* back to the program's code */
-		if (unlikely(c->on_vp == 2))
-			__weft_guest_leave();        /* a guest gives the VP back */
+		__weft_outcall_begin(__weft_vp());
+		__weft_guest_leave();                /* a guest gives the VP back */
 	}
+	/* 0: off every VP; WEFT_NESTED: the outer call leaves Weft */
 }
 #define WEFT_CALL() \
 	struct weft_call __weft_call __attribute__((cleanup(__weft_call_end), unused)) = { EXIT_OTHER, __weft_enter() }
@@ -1544,22 +1550,31 @@ static inline bool __weft_on_vp_thread(const struct vp *vp)
 }
 /* Entry of an exported call (WEFT_CALL): 1 when the call runs on the VP
  * (a kernel thread back from a takeover rejoins first), 0 before start-up
- * and on kernel threads Weft did not make.  A call made from inside Weft's
- * own code (Weft's malloc reaching an allocator that takes a pthread
- * mutex: jemalloc) is treated as any other, and its end leaves Weft early
- * (docs/mn.md, limits); stale in_weft values heal at the next call. */
+ * and on kernel threads Weft did not make, 2 for such a thread given the
+ * VP (guest.c), and WEFT_NESTED for a call made from inside Weft's own
+ * code, in_weft set: Weft's malloc reaching an allocator that takes a
+ * pthread mutex (jemalloc), a destructor's or handler's Weft call made
+ * while the runtime lock is still held.  A nested call's end does nothing:
+ * the outer call's end runs the epilogue and leaves Weft.  (Its end used
+ * to let the runtime lock go in the middle of the outer call, which then
+ * went on beside the other VPs without it: WEFT_DEBUG's check found it in
+ * tls_allocator_storm_jemalloc under two VPs.) */
+#define WEFT_NESTED 3
 uint8_t __weft_enter_slow(void) HIDDEN;
 static inline uint8_t __weft_enter(void)
 {
 	struct vp *vp = __weft_vp();
 	if (unlikely(__weft_where(vp) != WHERE_VP))
 		return __weft_enter_slow();
-	if (unlikely(__weft_mn) && !vp->in_weft)
-		__weft_rtl_lock();
+	if (unlikely(vp->in_weft)) {
 #ifdef WEFT_DEBUG
-	else if (__weft_mn)
-		__weft_rtl_check_held("entry");
+		if (__weft_mn)
+			__weft_rtl_check_held("entry");
 #endif
+		return WEFT_NESTED;
+	}
+	if (unlikely(__weft_mn))
+		__weft_rtl_lock();
 	vp->in_weft = 1;
 	return 1;
 }
