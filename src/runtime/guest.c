@@ -191,8 +191,11 @@ void __weft_guest_request(struct vp *vp, struct kt *k)
 		t->policy = SCHED_OTHER;
 		memcpy(t->name, "foreign", 8);
 		guest_stack(t, k);
-		if (!glibc_thread(k) && __weft_tls_guest_block(t, k->tid) != 0)
-			__weft_die("no memory for the thread block of a kernel thread Weft did not make");
+		/* without memory for it, G runs on the block F shares, as
+		 * before there was one: right on one VP, and where FSGSBASE
+		 * keeps the VP word out of the block */
+		if (!glibc_thread(k))
+			(void)__weft_tls_guest_block(t, k->tid);
 		__weft_proc.live++;
 		vp->stat.created++;
 		k->gut = t;

@@ -1553,8 +1553,9 @@ static inline bool __weft_on_vp_thread(const struct vp *vp)
  * and on kernel threads Weft did not make, 2 for such a thread given the
  * VP (guest.c), and WEFT_NESTED for a call made from inside Weft's own
  * code, in_weft set: Weft's malloc reaching an allocator that takes a
- * pthread mutex (jemalloc), a destructor's or handler's Weft call made
- * while the runtime lock is still held.  A nested call's end does nothing:
+ * pthread mutex (jemalloc).  (The program's code, destructors and
+ * handlers among it, runs with in_weft clear: __weft_outcall_begin.)  A
+ * nested call's end does nothing:
  * the outer call's end runs the epilogue and leaves Weft.  (Its end used
  * to let the runtime lock go in the middle of the outer call, which then
  * went on beside the other VPs without it: WEFT_DEBUG's check found it in
