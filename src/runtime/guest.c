@@ -59,10 +59,8 @@
 #include <string.h>
 #include <sys/syscall.h>
 
-#define TCB_SELF 0x10                /* tcbhead_t's self (glibc, x86-64) */
 #define TCB_STACKBLOCK 1680          /* struct pthread: stackblock, stackblock_size */
 #define TCB_STACKBLOCK_SIZE 1688
-#define TCB_TID 720                  /* struct pthread: tid */
 
 /* Set at start-up: per-UT TLS can be had, and kernel threads can be. */
 bool __weft_guests_ok;
@@ -72,17 +70,13 @@ static bool warned;
 extern int __cxa_thread_atexit_impl(void (*fn)(void *), void *obj, void *dso);
 extern void *__dso_handle;
 
-/* F is a thread glibc made, on its own block: the TCB names itself, and
- * holds F's tid.  So glibc runs F's thread_local destructors when it ends.
- * A clone without CLONE_SETTLS runs on its creator's block and finds its
- * creator's tid there (a UT's block holds its carrier's, and names the
- * VP's thread, not itself): its end is not glibc's to report, and its
- * block is another thread's too. */
+/* F is a thread glibc made, on its own block (tls.c says how that is
+ * told), so glibc runs F's thread_local destructors when it ends.  A clone
+ * without CLONE_SETTLS runs on its creator's block: its end is not
+ * glibc's to report, and its block is another thread's too. */
 static bool glibc_thread(const struct kt *k)
 {
-	const char *tp = k->tp;
-	return tp && *(const char *const *)(tp + TCB_SELF) == tp &&
-	       *(const pid_t *)(tp + TCB_TID) == k->tid;
+	return k->tp && __weft_tls_glibc_own_block(k->tp, k->tid);
 }
 
 static void guest_thread_exit(void *p);
@@ -137,9 +131,9 @@ uint8_t __weft_guest_enter(void)
 		__weft_raw_syscall6(SYS_futex, (long)&k->gift, FUTEX_WAIT | FUTEX_PRIVATE_FLAG, 0, 0, 0, 0);
 	/* the VP is F's: the carrier that lent it made G the running UT */
 	k->resume = NULL;
-	void *gtp = k->gut->tp;
-	if (__weft_arch_tp_get() != gtp)
-		block_move(__weft_arch_tp_get(), gtp);    /* F shares its block */
+	void *ftp = __weft_arch_tp_get(), *gtp = k->gut->tp;
+	if (ftp != gtp)
+		block_move(ftp, gtp);         /* F shares its block */
 	__weft_kt_guest_carry(k);
 	vp = __weft_vp();                     /* M:N: the VP it was lent */
 	__weft_switched_in(vp);

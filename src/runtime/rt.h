@@ -1032,6 +1032,11 @@ int __weft_tls_attach_apart(struct ut *t) HIDDEN;
  * block, its tid the guest's kernel thread's), so libc's recursive locks
  * tell it from every VP's UTs.  EAGAIN without memory. */
 int __weft_tls_guest_block(struct ut *g, pid_t tid) HIDDEN;
+/* tp is the block of a thread glibc made for kernel thread tid: it names
+ * itself and holds that tid.  A clone without CLONE_SETTLS finds its
+ * creator's block (a UT's names its VP's thread, and holds its carrier's
+ * tid). */
+bool __weft_tls_glibc_own_block(const void *tp, pid_t tid) HIDDEN;
 /* errno in the thread block tp (per-UT TLS on). */
 int *__weft_tls_errno_of(void *tp) HIDDEN;
 /* At exit, in the UT's own TLS: C++ thread_local destructors first ... */

@@ -389,6 +389,12 @@ int __weft_tls_guest_block(struct ut *g, pid_t tid)
 	return 0;
 }
 
+bool __weft_tls_glibc_own_block(const void *tp, pid_t tid)
+{
+	const struct tcb_header *h = tp;
+	return h->self == tp && *(const pid_t *)((const char *)tp + TCB_TID) == tid;
+}
+
 int *__weft_tls_errno_of(void *tp)
 {
 	return (int *)((char *)tp + tls.errno_offset);

@@ -61,7 +61,7 @@ void __weft_arch_tp_set_syscall(void *tp)
 {
 	void *word = __weft_arch_gs_get();
 	*(void **)((char *)tp + WEFT_ARCH_VP_SLOT) = word;
-	__weft_raw_syscall6(SYS_arch_prctl, ARCH_SET_FS, (long)tp, 0, 0, 0, 0);
+	__weft_arch_tp_load_syscall(tp);
 }
 
 void __weft_arch_tp_load_syscall(void *tp)
