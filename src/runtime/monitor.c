@@ -13,7 +13,8 @@
  *     Two samples alike — asleep in the kernel (S or D), the same call at
  *     the same PC and SP, the VP's switch count unchanged, not idle, not in
  *     Weft's code (in_weft clear, the PC outside Weft's text), no program
- *     handler over protected code — and it decides: take |= TAKE_BUSY
+ *     handler over protected code, not a vfork's parent (in_vfork) — and
+ *     it decides: take |= TAKE_BUSY
  *     (every entry now goes the slow way, and the slow way waits while
  *     BUSY), a full fence, and a third sample that must still be alike,
  *     read before it looks at in_weft.  K was then in the kernel after
@@ -65,6 +66,7 @@
 #include <fcntl.h>
 #include <linux/close_range.h>
 #include <linux/futex.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -106,6 +108,7 @@ bool __weft_on_monitor(void)
 struct sample {
 	bool asleep;                     /* S or D: in the kernel, off the CPU */
 	long nr;                         /* the system call it sits in, -1 none */
+	unsigned long a1;                /* its first argument (clone's flags) */
 	uintptr_t sp, pc;
 };
 
@@ -162,8 +165,11 @@ static bool sample(pid_t tid, struct sample *s)
 		return false;
 	p = e;
 	if (s->nr >= 0)
-		for (int i = 0; i < 6; i++, p = e)
-			(void)strtoull(p, &e, 16);
+		for (int i = 0; i < 6; i++, p = e) {
+			unsigned long a = strtoull(p, &e, 16);
+			if (i == 0)
+				s->a1 = a;
+		}
 	s->sp = (uintptr_t)strtoull(p, &e, 16);
 	p = e;
 	s->pc = (uintptr_t)strtoull(p, &e, 16);
@@ -179,6 +185,21 @@ static bool in_weft_code(uintptr_t pc)
 {
 	return __weft_pc_in_weft(pc) && pc != (uintptr_t)__weft_arch_takeable_ret &&
 	       pc != (uintptr_t)__weft_arch_csys_end;
+}
+
+/* Asleep as the parent of a vfork: its child runs on this UT's stack, in
+ * this process's memory, until it execs or exits, and the exec it makes
+ * goes through Weft's wrapper (posix/exec.c), which reads the VP's
+ * running UT for the mask the new image starts with.  Taking the VP
+ * would give that VP to another UT under the child's feet (the image
+ * started with that UT's mask: sig_exec_keeps_mask, a vfork child slower
+ * than the monitor's two looks).  The wait ends when the child execs or
+ * exits, as under NPTL, where the vfork also stops its thread only.
+ * posix_spawn's clone3 child runs on a stack of its own and calls none
+ * of Weft's entries: it may be taken. */
+static bool in_vfork(const struct sample *s)
+{
+	return s->nr == SYS_vfork || (s->nr == SYS_clone && (s->a1 & CLONE_VFORK));
 }
 
 static bool alike(const struct sample *a, const struct sample *b)
@@ -409,7 +430,7 @@ static void look(struct vp *vp, struct watch *w)
 	bool alone = __atomic_load_n(&__weft_proc.live, __ATOMIC_RELAXED) < 2 &&
 		     !__atomic_load_n(&vp->inbox, __ATOMIC_ACQUIRE);
 	if (tid == 0 || vp->idle || vp->in_weft || alone ||
-	    !sample(tid, &s) || !s.asleep || in_weft_code(s.pc)) {
+	    !sample(tid, &s) || !s.asleep || in_weft_code(s.pc) || in_vfork(&s)) {
 		w->have = false;
 		return;
 	}

@@ -12,6 +12,10 @@
  *   - the same from a vfork child of that thread (execl), whose image
  *     starts with the thread's mask; and a vfork child whose execv fails
  *     and _exits 127, after which the thread goes on (its status is 127);
+ *   - the same from a vfork child that runs 30 ms before its execl: the
+ *     parent sits in vfork longer than the monitor's two looks (1 ms
+ *     apart), which must not give the VP to main meanwhile (the image
+ *     started with main's mask: the monitor took the VP under the child);
  *   - a thread that blocked SIGUSR1 calls execv of a path that does not
  *     exist: -1 with ENOENT; then a SIGUSR1 sent to the process reaches
  *     main, which lets it through, within 10 s.
@@ -20,10 +24,35 @@
 
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 static char self_path[4096];
 static int form;
+
+/* The exit status of vfork child k (22: vfork failed, 23: waitpid did,
+ * 26: a signal ended it). */
+static int child_status(pid_t k)
+{
+	if (k < 0)
+		_exit(22);
+	int st;
+	while (waitpid(k, &st, 0) < 0)
+		if (errno != EINTR)
+			_exit(23);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 26;
+}
+
+/* Busy for 30 ms, not asleep, and no call of Weft's (clock_gettime of a
+ * kernel clock is libc's): the vfork parent sits in the kernel meanwhile. */
+static void busy_30ms(void)
+{
+	struct timespec t0, t;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	while ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) < 30000000L);
+}
 
 static void *exec_thread(void *arg)
 {
@@ -38,32 +67,26 @@ static void *exec_thread(void *arg)
 	else if (form == 2)
 		execvp(self_path, argv);
 	else {
-		/* from a vfork child: one that fails, then one that works */
-		char *const nowhere[] = { (char *)"/nonexistent/weft-no-such-program", NULL };
-		pid_t k = vfork();
-		if (k == 0) {
-			execv(nowhere[0], nowhere);
-			_exit(127);
+		pid_t k;
+		if (form == 3) {
+			/* from a vfork child: one that fails, then one that works */
+			char *const nowhere[] = { (char *)"/nonexistent/weft-no-such-program", NULL };
+			k = vfork();
+			if (k == 0) {
+				execv(nowhere[0], nowhere);
+				_exit(127);
+			}
+			if (child_status(k) != 127)
+				_exit(24);
 		}
-		if (k < 0)
-			_exit(22);
-		int st;
-		while (waitpid(k, &st, 0) < 0)
-			if (errno != EINTR)
-				_exit(23);
-		if (!WIFEXITED(st) || WEXITSTATUS(st) != 127)
-			_exit(24);
 		k = vfork();
 		if (k == 0) {
+			if (form == 4)
+				busy_30ms();
 			execl(self_path, self_path, "--check", (char *)NULL);
 			_exit(25);
 		}
-		if (k < 0)
-			_exit(22);
-		while (waitpid(k, &st, 0) < 0)
-			if (errno != EINTR)
-				_exit(23);
-		_exit(WIFEXITED(st) ? WEXITSTATUS(st) : 26);
+		_exit(child_status(k));
 	}
 	_exit(20);                 /* the exec failed */
 }
@@ -108,7 +131,7 @@ int main(int argc, char **argv)
 	CHECK(n > 0);
 	self_path[n] = 0;
 
-	for (form = 0; form < 4; form++) {
+	for (form = 0; form < 5; form++) {
 		pid_t pid = fork();
 		CHECK(pid >= 0);
 		if (pid == 0) {
