@@ -2,7 +2,10 @@
 # layering_no_upward_calls — the layers call only downwards
 # (docs/architecture.md): arch calls nothing of Weft's above it but the
 # preemption trampoline's target (the runtime hands it the interrupted UT,
-# as a switch hands a new UT its entry function); the
+# as a switch hands a new UT its entry function) and the three ends of the
+# vfork window (runtime/vfork.c: the exported vfork must be the assembly
+# function itself, which holds its return address in a register across
+# the system call, and it calls the runtime before and after it); the
 # runtime calls nothing in sync or posix except through the hook table
 # __weft_hooks; sync calls nothing in posix; io (the wrapped blocking
 # calls and the poller) calls only the runtime and arch, and nothing below
@@ -60,7 +63,7 @@ check() {   # LAYER[/OBJECT] ALLOWED_EXCEPTION UPPER_LAYERS...
 		fi
 	done
 }
-check arch '__weft_preempt_trampoline_body' runtime sync posix io
+check arch '__weft_preempt_trampoline_body\|__weft_vfork_begin\|__weft_vfork_child_start\|__weft_vfork_end' runtime sync posix io
 check runtime '__weft_hooks' sync posix io
 check sync '__weft_hooks' posix io
 check posix '' io

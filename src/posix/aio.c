@@ -68,7 +68,7 @@ EXPORT int aio_suspend(const struct aiocb *const list[], int n, const struct tim
 		errno = ENOSYS;
 		return -1;
 	}
-	if (!__weft_call.on_vp)
+	if (WEFT_CALL_OFF_VP())
 		return real(list, n, timeout);
 	__weft_testcancel();
 	if (n > 0 && list && one_done(list, n))

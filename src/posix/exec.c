@@ -19,8 +19,9 @@
  * call (WEFT_CALL); glibc's call runs out of Weft (__weft_outcall_begin),
  * as the program's own code would.  On a kernel thread that carries no VP
  * (one Weft did not make), the kernel thread's mask is its own: glibc's
- * call as it is.  A vfork child runs on its parent UT's stack and memory:
- * it takes the UT's mask and calls glibc, touching no runtime state.
+ * call as it is.  A vfork child runs on its parent UT's stack and memory
+ * (runtime/vfork.c): it takes the UT's mask and calls glibc, touching no
+ * runtime state.
  */
 #include "posix.h"
 #include "../arch/arch.h"
@@ -76,14 +77,18 @@ static int with_callers_mask(void **slot, const char *name, exec_call call, cons
 	if (!__weft_started)
 		return call(a);
 	struct vp *vp = __weft_vp();
+	/* A vfork child, on its parent UT's stack and memory, touches
+	 * nothing of the runtime's (an epilogue here would run in the
+	 * parent's state).  Weft's vfork's child started with the UT's mask
+	 * as its kernel mask and changes it by plain calls (runtime/vfork.c):
+	 * its entries answer WHERE_NONE, and glibc's call passes that mask
+	 * on.  A vfork made without Weft's (the system call itself) passes
+	 * the entry's test as the carrier, on another tid: the UT's mask. */
 	enum weft_where w = __weft_where(vp);
 	if (w == WHERE_FOREIGN || w == WHERE_NONE)
 		return call(a);
 	if (w == WHERE_VP && (pid_t)__weft_raw_syscall6(SYS_gettid, 0, 0, 0, 0, 0, 0) !=
 				     __atomic_load_n(&vp->tid, __ATOMIC_ACQUIRE)) {
-		/* a vfork child, on its parent's stack and memory: the UT's
-		 * mask for the image, and nothing of the runtime's touched
-		 * (an epilogue here would run in the parent's state) */
 		__weft_sig_exec_mask();
 		return call(a);
 	}

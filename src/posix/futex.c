@@ -345,7 +345,7 @@ EXPORT long syscall(long nr, ...)
 		return fail(EINTR);
 	}
 #endif
-	if (!__weft_call.on_vp)
+	if (WEFT_CALL_OFF_VP())
 		return kernel_syscall(nr, a1, a2, a3, a4, a5, a6);
 	if (nr == SYS_sched_getscheduler || nr == SYS_sched_getparam || nr == SYS_sched_setparam ||
 	    nr == SYS_sched_setscheduler) {

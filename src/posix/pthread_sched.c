@@ -67,6 +67,8 @@ EXPORT int sched_yield(void)
 		return 0;
 	}
 	WEFT_CALL();
+	if (WEFT_CALL_PLAIN())
+		return (int)__weft_raw_syscall6(SYS_sched_yield, 0, 0, 0, 0, 0, 0);
 	__weft_ensure();
 	__weft_yield();
 	return 0;
@@ -78,6 +80,8 @@ EXPORT int weft_pthread_yield_alias(void) __asm__("pthread_yield");
 EXPORT int weft_pthread_yield_alias(void)
 {
 	WEFT_CALL();
+	if (WEFT_CALL_PLAIN())
+		return (int)__weft_raw_syscall6(SYS_sched_yield, 0, 0, 0, 0, 0, 0);
 	__weft_ensure();
 	__weft_yield();
 	return 0;

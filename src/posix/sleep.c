@@ -6,10 +6,13 @@
  * A sleep of zero still gives the processor away, as the kernel's does.
  * A handler run for the sleeping UT ends the sleep with EINTR (never
  * restarted, as Linux's nanosleep is not) and, for a relative sleep, the
- * time left in `rem`.
+ * time left in `rem`.  Another process in this memory (a UT's vfork
+ * child) sleeps in the kernel.
  */
 #include "posix.h"
+#include "../arch/arch.h"
 
+#include <sys/syscall.h>
 #include <unistd.h>
 
 /* A cancellation point: pthread_cancel ends the sleep early. */
@@ -59,15 +62,26 @@ int __weft_clock_nanosleep(clockid_t clk, int flags, const struct timespec *req,
 	return e;
 }
 
+/* The kernel's sleep, for another process in this memory (a UT's vfork
+ * child: runtime/vfork.c), which may not park a UT: 0 or an errno. */
+static int kernel_sleep(clockid_t clk, int flags, const struct timespec *req, struct timespec *rem)
+{
+	long r = __weft_raw_syscall6(SYS_clock_nanosleep, clk, flags, (long)req, (long)rem, 0, 0);
+	return r < 0 ? (int)-r : 0;
+}
+
 EXPORT int clock_nanosleep(clockid_t clk, int flags, const struct timespec *req, struct timespec *rem)
 {
 	WEFT_CALL();
+	if (WEFT_CALL_PLAIN())
+		return kernel_sleep(clk, flags, req, rem);
 	return __weft_clock_nanosleep(clk, flags, req, rem);
 }
 
-static int relative_sleep(const struct timespec *req, struct timespec *rem)
+static int relative_sleep(const struct timespec *req, struct timespec *rem, bool plain)
 {
-	int e = __weft_clock_nanosleep(CLOCK_MONOTONIC, 0, req, rem);
+	int e = plain ? kernel_sleep(CLOCK_MONOTONIC, 0, req, rem)
+		      : __weft_clock_nanosleep(CLOCK_MONOTONIC, 0, req, rem);
 	if (e) {
 		errno = e;
 		return -1;
@@ -78,21 +92,21 @@ static int relative_sleep(const struct timespec *req, struct timespec *rem)
 EXPORT int nanosleep(const struct timespec *req, struct timespec *rem)
 {
 	WEFT_CALL();
-	return relative_sleep(req, rem);
+	return relative_sleep(req, rem, WEFT_CALL_PLAIN());
 }
 
 EXPORT int usleep(useconds_t usec)
 {
 	WEFT_CALL();
 	struct timespec ts = { .tv_sec = usec / 1000000, .tv_nsec = (long)(usec % 1000000) * 1000 };
-	return relative_sleep(&ts, NULL);
+	return relative_sleep(&ts, NULL, WEFT_CALL_PLAIN());
 }
 
 EXPORT unsigned int sleep(unsigned int seconds)
 {
 	WEFT_CALL();
 	struct timespec ts = { .tv_sec = seconds, .tv_nsec = 0 }, rem = { 0, 0 };
-	if (relative_sleep(&ts, &rem) == 0)
+	if (relative_sleep(&ts, &rem, WEFT_CALL_PLAIN()) == 0)
 		return 0;
 	/* interrupted: the seconds left, rounded up as glibc's sleep does */
 	return (unsigned int)rem.tv_sec + (rem.tv_nsec >= 500000000);

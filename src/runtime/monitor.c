@@ -391,7 +391,7 @@ static void kick_one(struct kt *k)
 
 static void kick_away(struct vp *vp)
 {
-	if (__atomic_load_n(&vp->take, __ATOMIC_ACQUIRE) & ~TAKE_BUSY)
+	if (TAKE_AWAY_COUNT(__atomic_load_n(&vp->take, __ATOMIC_ACQUIRE)))
 		__weft_kt_each(kick_one);
 }
 
@@ -659,6 +659,10 @@ enum weft_where __weft_where_slow(void)
 	/* a decision in progress: wait for it (it takes a /proc read) */
 	while (__atomic_load_n(&vp->take, __ATOMIC_ACQUIRE) & TAKE_BUSY)
 		__builtin_ia32_pause();
+	/* a UT's vfork child, on that UT's stack: its calls are plain ones
+	 * (vfork.c) */
+	if (unlikely(__atomic_load_n(&vp->take, __ATOMIC_ACQUIRE) & TAKE_VFORK) && __weft_vfork_child(vp))
+		return WHERE_NONE;
 	struct ut *c = __atomic_load_n(&vp->cur, __ATOMIC_ACQUIRE);
 	if (c && !c->away && __weft_sp_in(c, sp))
 		return WHERE_VP;
@@ -699,7 +703,10 @@ uint8_t __weft_enter_slow(void)
 	struct vp *vp = __weft_vp();
 	switch (__weft_where_slow()) {
 	case WHERE_NONE:
-		return 0;
+		/* before start-up: 0 (the call starts Weft if it needs it);
+		 * once started, another process in this memory: its calls
+		 * that would park or switch are the kernel's (rt.h) */
+		return __weft_started && vp->carrier ? WEFT_PLAIN : 0;
 	case WHERE_FOREIGN:
 		return __weft_guest_enter();
 	case WHERE_AWAY:

@@ -398,6 +398,8 @@ struct vp {
 	uintptr_t cur_lo, cur_span;
 	/* ---- unknown blocking (monitor.c) ----
 	 * take: TAKE_BUSY while the monitor decides whether to take the VP
+	 * | TAKE_VFORK while a UT's vfork child runs (vfork.c: set and
+	 * cleared by the carrier around its vfork call)
 	 * | the number of UTs away (taken off the VP while their kernel thread
 	 * sat in the kernel, not yet queued again).  Non-zero sends every
 	 * entry into Weft down the slow path ("am I the carrier?").  The
@@ -1259,10 +1261,17 @@ static inline __attribute__((always_inline)) void __weft_call_end(struct weft_ca
 		__weft_outcall_begin(__weft_vp());
 		__weft_guest_leave();                /* a guest gives the VP back */
 	}
-	/* 0: off every VP; WEFT_NESTED: the outer call leaves Weft */
+	/* 0: off every VP; WEFT_NESTED: the outer call leaves Weft;
+	 * WEFT_PLAIN: another process in this memory */
 }
 #define WEFT_CALL() \
 	struct weft_call __weft_call __attribute__((cleanup(__weft_call_end), unused)) = { EXIT_OTHER, __weft_enter() }
+/* After WEFT_CALL: true when the caller is not a UT on a VP but before
+ * start-up or another process in this memory (the call is the kernel's:
+ * nothing of the runtime may be touched, and Weft is not started). */
+#define WEFT_CALL_OFF_VP() (__weft_call.on_vp == 0 || __weft_call.on_vp == WEFT_PLAIN)
+/* ... true only for another process in this memory (WEFT_PLAIN). */
+#define WEFT_CALL_PLAIN() (unlikely(__weft_call.on_vp == WEFT_PLAIN))
 /* Return from a mutex lock: one that succeeded is mutexswitch's cue. */
 #define WEFT_RETURN_LOCK(r)                                      \
 	do {                                                     \
@@ -1522,9 +1531,19 @@ int __weft_park_cancellable(struct waitq *q, int64_t deadline, enum wait_kind ki
  * when the VP runs it again); or a kernel thread Weft did not make
  * (glibc's pthread_create, clone). */
 #define TAKE_BUSY 0x80000000u
+/* A UT's vfork child runs on the VP's running UT's stack (vfork.c): every
+ * entry goes the slow way, where the child's calls become plain calls. */
+#define TAKE_VFORK 0x40000000u
+#define TAKE_AWAY_COUNT(t) ((t) & ~(TAKE_BUSY | TAKE_VFORK))
 struct kt;
 enum weft_where { WHERE_VP, WHERE_AWAY, WHERE_FOREIGN, WHERE_NONE };
 enum weft_where __weft_where_slow(void) HIDDEN;
+/* vfork (vfork.c, arch/<isa>/vfork.S): the window's two ends, and "is the
+ * caller a UT's vfork child?" (a system call, asked only on slow paths). */
+int __weft_vfork_begin(void) HIDDEN;
+long __weft_vfork_end(int token, long r, void *sp) HIDDEN;
+void __weft_vfork_child_start(int token) HIDDEN;
+bool __weft_vfork_child(const struct vp *vp) HIDDEN;
 static inline bool __weft_sp_in(const struct ut *t, uintptr_t sp)
 {
 	return sp - (uintptr_t)t->stack.lo < (uintptr_t)t->stack.hi - (uintptr_t)t->stack.lo;
@@ -1566,6 +1585,11 @@ static inline bool __weft_on_vp_thread(const struct vp *vp)
  * went on beside the other VPs without it: WEFT_DEBUG's check found it in
  * tls_allocator_storm_jemalloc under two VPs.) */
 #define WEFT_NESTED 3
+/* ... and WEFT_PLAIN for a call made by another process that shares this
+ * memory (a UT's vfork child, runtime/vfork.c; LeakSanitizer's tracer):
+ * its end does nothing, and a call that would park or switch is the
+ * kernel's instead (WEFT_CALL_PLAIN). */
+#define WEFT_PLAIN 4
 uint8_t __weft_enter_slow(void) HIDDEN;
 static inline uint8_t __weft_enter(void)
 {

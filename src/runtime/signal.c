@@ -641,6 +641,16 @@ int __weft_sigaction(int sig, const struct sigaction *act, struct sigaction *old
 		errno = EINVAL;
 		return -1;
 	}
+	/* A UT's vfork child (vfork.c) has a table of its own, a copy: what
+	 * it sets is the kernel's there, and the process's record (shared
+	 * memory) stays the parent's.  (Through the record, a child's
+	 * SIG_DFL reached the parent, and its SIG_IGN never reached the image
+	 * it execs: the dispatcher stayed installed.) */
+	if (act && unlikely(__weft_vfork_child(__weft_vp()))) {
+		if (old && __weft_sigaction(sig, NULL, old) != 0)
+			return -1;
+		return kernel_sigaction(sig, act, NULL);
+	}
 	bool weft_owned = sig == __weft_tick_signal() || sig == __weft_proc.cfg.dump_signal;
 	if (synchronous(sig) && !weft_owned)
 		return sync_sigaction(sig, act, old);

@@ -78,12 +78,13 @@ static void *masks(void *arg)
 	return NULL;
 }
 
-static volatile int spin_done;
+static volatile int spin_done, spin_ready;
 static volatile int spin_errno_ok = -1;
 
 static void *spinner(void *arg)
 {
 	errno = EDOM;
+	spin_ready = 1;
 	while (!spin_done)
 		__asm__ volatile("" ::: "memory");
 	spin_errno_ok = errno == EDOM;
@@ -108,7 +109,9 @@ int main(void)
 	CHECK_EQ(mid_errno, EBADF);
 	CHECK_EQ(errno, ERANGE);
 	CHECK_OK(pthread_create(&t, NULL, spinner, NULL));
-	sig_sleep_ms(20);
+	/* the target busy with its errno set: a signal that came before it
+	 * ran found 0 (NPTL too, on a loaded machine: 20 ms were not enough) */
+	CHECK(sig_wait_for(&spin_ready, 1, 10000));
 	errno = EPERM;
 	CHECK_OK(pthread_kill(t, SIGUSR1));
 	CHECK(sig_wait_for(&hits, 2, 2000));
