@@ -73,7 +73,7 @@ static const char *switching[] = {
 	"sigsuspend", "__sigsuspend", "__xpg_sigpause", "__sigpause", "sigpause",
 	"pthread_sigmask", "sigprocmask", "sighold", "sigrelse", "sigpending",
 	"sigtimedwait", "sigwait", "sigwaitinfo",
-	"pthread_kill", "pthread_sigqueue",
+	"pthread_kill", "pthread_sigqueue", "raise",
 	/* the io layer (src/io) */
 	"close", "__close", "close_range", "closefrom", "dup", "dup2", "__dup2", "dup3",
 	"fcntl", "fcntl64", "__fcntl", "ioctl", "socket", "socketpair", "pipe", "__pipe", "pipe2",
@@ -642,6 +642,7 @@ static void run_calls(void)
 	ONE("syscall", syscall(SYS_futex, &word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0));
 	ONE("pthread_kill", pthread_kill(self, 0));
 	ONE("pthread_sigqueue", pthread_sigqueue(self, 0, (union sigval){ 0 }));
+	ONE("raise", raise(0));
 	run_io_calls();
 
 	/* blocking calls that hand the VP on (runtime/handoff.c) */

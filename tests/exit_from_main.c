@@ -20,9 +20,12 @@ static pthread_t main_ut;
 static void emit(char c) { CHECK_EQ(write(out_fd, &c, 1), 1); }
 static void at_exit_handler(void) { emit('A'); }
 
+/* Sleeps digit * 20 ms: an order between events that far apart holds on
+ * a loaded machine under two VPs (5 ms did not: the joiner's wake-up came
+ * after the first sleeper's, once, in CI's two-VP run beside other load). */
 static void *sleep_emit(void *arg)
 {
-	usleep(5000 * (int)((intptr_t)arg - '0'));
+	usleep(20000 * (int)((intptr_t)arg - '0'));
 	emit((char)(intptr_t)arg);
 	return NULL;
 }
@@ -66,7 +69,7 @@ static void *exit_seven(void *arg)
 static void case_exit_from_ut(void)
 {
 	pthread_t t;
-	CHECK_OK(pthread_create(&t, NULL, sleep_emit, (void *)(intptr_t)'9'));   /* 45 ms */
+	CHECK_OK(pthread_create(&t, NULL, sleep_emit, (void *)(intptr_t)'9'));   /* 180 ms */
 	CHECK_OK(pthread_create(&t, NULL, exit_seven, NULL));
 	CHECK_OK(pthread_join(t, NULL));   /* never returns */
 	emit('x');

@@ -1,7 +1,7 @@
 /*
  * pthread_signal.c — the thread-directed calls that name another thread:
  * pthread_kill, pthread_sigqueue, pthread_[gs]etaffinity_np,
- * pthread_getcpuclockid.
+ * pthread_getcpuclockid; and raise, which names the caller.
  *
  * glibc's own versions would take a Weft pthread_t for a pointer to its
  * thread descriptor and crash, so Weft must define them.  A signal for a UT
@@ -13,6 +13,7 @@
 #include "posix.h"
 #include "../arch/arch.h"
 
+#include <dlfcn.h>
 #include <sched.h>
 #include <signal.h>
 #include <string.h>
@@ -88,6 +89,59 @@ EXPORT int pthread_sigqueue(pthread_t th, int sig, const union sigval value)
 	siginfo_t si;
 	info_of(&si, sig, SI_QUEUE, value);
 	return send(th, sig, &si);
+}
+
+/* raise: pthread_kill of the caller, as POSIX defines it in a program
+ * with threads, and returning -1 with errno.  glibc's raise sends with
+ * tgkill to its kernel thread, and the handler ran when the kernel
+ * delivered it there: under M:N the dispatcher, finding the PC in libc
+ * and the runtime lock held by another VP, defers it to the VP's next
+ * epilogue (signal.c: waiting there could deadlock on a lock of libc's),
+ * and raise returned before the handler had run (sig_handler_mask_flags,
+ * under two VPs).  A UT's own signal is Weft's to deliver, at this
+ * call's epilogue, before raise returns.  A caller that is not a UT on a
+ * VP (before start-up, a thread Weft did not make, a UT's vfork child)
+ * has its own kernel thread: glibc's raise, which sends to it. */
+typedef int (*raise_fn)(int);
+static raise_fn glibc_raise;
+
+static int kernel_raise(int sig)
+{
+	raise_fn f = __atomic_load_n(&glibc_raise, __ATOMIC_ACQUIRE);
+	if (!f) {
+		f = (raise_fn)dlsym(RTLD_NEXT, "raise");
+		__atomic_store_n(&glibc_raise, f, __ATOMIC_RELEASE);
+	}
+	if (f)
+		return f(sig);
+	long r = __weft_raw_syscall6(SYS_tgkill, __weft_raw_syscall6(SYS_getpid, 0, 0, 0, 0, 0, 0),
+				     __weft_raw_syscall6(SYS_gettid, 0, 0, 0, 0, 0, 0), sig, 0, 0, 0);
+	if (r < 0) {
+		errno = (int)-r;
+		return -1;
+	}
+	return 0;
+}
+
+EXPORT int raise(int sig)
+{
+	if (!__weft_started)
+		return kernel_raise(sig);
+	enum weft_where w = __weft_where(__weft_vp());
+	if (w == WHERE_NONE || w == WHERE_FOREIGN)
+		return kernel_raise(sig);
+	WEFT_CALL();
+	int e = sig < 0 || sig >= NSIG ? EINVAL : 0;
+	if (!e && sig != 0) {
+		siginfo_t si;
+		info_of(&si, sig, SI_TKILL, (union sigval){ 0 });
+		e = __weft_sig_send(__weft_self(), sig, &si);
+	}
+	if (e) {
+		errno = e;
+		return -1;
+	}
+	return 0;
 }
 
 EXPORT int pthread_getaffinity_np(pthread_t th, size_t size, cpu_set_t *set)

@@ -70,9 +70,12 @@ static void on_fault(int sig, siginfo_t *si, void *uc)
 			write_all(buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
 	}
 	__weft_kernel_sigaction(sig, sig == SIGSEGV ? &prev_segv : &prev_bus, NULL);
-	/* A fault repeats when we return; a signal someone sent does not. */
+	/* A fault repeats when we return; a signal someone sent does not: it
+	 * goes again to this kernel thread, by the kernel (the exported raise
+	 * is Weft's, a UT's delivery) */
 	if (si->si_code <= 0)
-		raise(sig);
+		__weft_raw_syscall6(SYS_tgkill, __weft_raw_syscall6(SYS_getpid, 0, 0, 0, 0, 0, 0),
+				    __weft_raw_syscall6(SYS_gettid, 0, 0, 0, 0, 0, 0), sig, 0, 0, 0);
 }
 
 /* An alternate stack for this kernel thread, where the fault handler (and
