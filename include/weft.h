@@ -83,7 +83,9 @@ int weft_thread_stats_get(pthread_t thread, struct weft_thread_stats *stats, siz
 /* Set the number of VPs (1..64) before the program's first pthread_create.
  * 0; EINVAL for 0 or more than 64; EBUSY once a second thread has been
  * made (unless n is the number in force); ENOTSUP where more than one
- * cannot run (no FSGSBASE, a static program, WEFT_TLS=off); EAGAIN when
+ * cannot run (under Valgrind, a static program, WEFT_ACTIVATIONS=off,
+ * WEFT_TLS=off; without FSGSBASE they run, each switch then a system
+ * call: docs/mn.md); EAGAIN when
  * there is no memory for the VPs' idle stacks.  If kernel threads for
  * every VP cannot be made when the second thread is, the VPs that could
  * be run (one warning line; weft_stats_get's vps says how many). */
