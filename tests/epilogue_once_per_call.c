@@ -138,6 +138,10 @@ static const char *exempt[] = {
 	"weft_event_clear", "weft_event_destroy", "weft_event_init", "weft_recvclr", "weft_ping",
 	"pthread_key_create", "pthread_key_delete", "pthread_getspecific", "pthread_setspecific",
 	"pthread_self", "pthread_equal", "pthread_getconcurrency", "pthread_setconcurrency",
+	/* the process's IDs (posix/setxid.c): the caller's kernel thread waits
+	 * for the others' handlers, no UT switches */
+	"setuid", "setgid", "seteuid", "setegid", "setreuid", "setregid", "setresuid", "setresgid",
+	"setgroups", "initgroups",
 	"pthread_getname_np", "pthread_setname_np", "pthread_getschedparam",
 	"sched_get_priority_max", "sched_get_priority_min", "sched_rr_get_interval",
 	"pthread_detach", "pthread_setcancelstate", "pthread_setcanceltype",

@@ -104,7 +104,7 @@ enum { CALL_HANDED_ONLY = 1, CALL_CANCELLABLE = 2 };
 
 /*
  * x's cancellable call, made by the kernel thread k (handed: off the VP,
- * every signal blocked): k is named in x->csys_tid for its length, and
+ * every signal but SIGSETXID blocked, __weft_sigset_home): k is named in x->csys_tid for its length, and
  * lets the tick's signal in, the one pthread_cancel kicks it with.
  */
 long __weft_blocking_cancellable_call(struct ut *x, struct kt *k, bool handed, long nr, const long a[6])
@@ -114,7 +114,7 @@ long __weft_blocking_cancellable_call(struct ut *x, struct kt *k, bool handed, l
 		return __weft_raw_syscall6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
 	sigset_t all, in;
 	if (handed) {
-		sigfillset(&all);
+		__weft_sigset_home(&all);
 		in = all;
 		sigdelset(&in, tick);
 		__weft_raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&in, 0, 8, 0, 0);

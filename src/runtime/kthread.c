@@ -305,7 +305,7 @@ void __weft_kt_let_go(struct kt *k, bool save_mask)
 	struct vp *vp = __weft_vp();
 	if (save_mask) {
 		sigset_t all;
-		sigfillset(&all);
+		__weft_sigset_home(&all);
 		__weft_raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&all, (long)&vp->prog_mask, 8, 0, 0);
 	}
 	__weft_preempt_release(k);
@@ -485,6 +485,9 @@ static int glibc_thread(void *(*fn)(void *), void *arg, void *own)
 	if (tp != own)
 		__weft_tp_set(own);
 	pthread_t *id = (pthread_t *)&kts.birth;
+	bool late_init = __weft_setxid_needs_late_init();
+	if (late_init)
+		__weft_setxid_single_threaded(1);
 #if WEFT_TSAN
 	/* ThreadSanitizer's interceptor fills a NULL attribute with
 	 * pthread_attr_init, which in the program's link is Weft's, and hands
@@ -514,6 +517,10 @@ static int glibc_thread(void *(*fn)(void *), void *arg, void *own)
 #else
 	int e = kts.create(id, NULL, fn, arg);
 #endif
+	if (late_init)
+		__weft_setxid_single_threaded(0);
+	if (e == 0)
+		__weft_setxid_glibc_ready();
 	__atomic_store_n(&kts.birth, 0, __ATOMIC_RELEASE);
 	if (tp != own)
 		__weft_tp_set(tp);

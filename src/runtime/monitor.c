@@ -732,7 +732,7 @@ void __weft_away_return(struct kt *k)
 	/* home code takes no signal; the UT gets the VP's mask back when a
 	 * carrier runs it */
 	sigset_t all;
-	sigfillset(&all);
+	__weft_sigset_home(&all);
 	__weft_raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&all, 0, 8, 0, 0);
 	__weft_preempt_away_done(k);
 	__atomic_store_n(&k->away, NULL, __ATOMIC_RELEASE);

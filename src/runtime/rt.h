@@ -1805,8 +1805,36 @@ struct kt *__weft_kt_spare_get(void) HIDDEN;
  * gets a small stack of its own).  0 or EAGAIN.  Whoever holds the VP (the
  * carrier, or the monitor in a takeover). */
 int __weft_kt_home_ready(struct kt *k) HIDDEN;
-/* The carrier k lets the VP go: every signal blocked (the program's mask
- * saved into the VP when save_mask), k's timers disarmed, vp->tid 0. */
+/* ---- process-wide credentials (setxid.c) ----
+ * glibc's first thread must run glibc's deferred set-up (late_init: the
+ * SIGSETXID handler), which Weft's clearing of __libc_single_threaded
+ * skipped: true when it has not run yet, and then the caller sets the flag
+ * to 1 around glibc's pthread_create and back to 0 after.  Whoever holds
+ * the VP, before Weft's first glibc thread. */
+bool __weft_setxid_needs_late_init(void) HIDDEN;
+void __weft_setxid_single_threaded(int v) HIDDEN;
+/* After a glibc thread was made: put Weft's handler in front of glibc's. */
+void __weft_setxid_glibc_ready(void) HIDDEN;
+/* setuid and the rest (posix/setxid.c): make the system call nr on every
+ * kernel thread of the process, then on the caller's.  0 or -errno. */
+long __weft_setxid(long nr, long a, long b, long c) HIDDEN;
+/* The mask a kernel thread of Weft's keeps while it runs no UT (home code,
+ * a parked spare, a call made off the VP): every signal but glibc's
+ * SIGSETXID (33).  setuid and its family wait until every kernel thread's
+ * handler has made the call (setxid.c, and glibc's own broadcast for its
+ * internal callers); one that kept it blocked made them wait for ever.
+ * The handler makes one system call and touches no runtime state, so it
+ * may run anywhere, home code included.  glibc's sigfillset leaves out
+ * only SIGCANCEL (32), and its sigdelset refuses 33 (EINVAL, the set
+ * unchanged), so the bit is cleared here.  A raw ~0 mask must stay brief. */
+static inline void __weft_sigset_home(sigset_t *m)
+{
+	sigfillset(m);
+	m->__val[0] &= ~(1ul << (33 - 1));
+}
+/* The carrier k lets the VP go: every signal but SIGSETXID blocked (the
+ * program's mask saved into the VP when save_mask), k's timers disarmed,
+ * vp->tid 0. */
 void __weft_kt_let_go(struct kt *k, bool save_mask) HIDDEN;
 /* k, off the VP on x's stack, switches to its home, which queues x on the
  * inbox and parks k; returns when a carrier runs x again. */

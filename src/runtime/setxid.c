@@ -1,0 +1,333 @@
+/*
+ * setxid.c — process-wide credentials: setuid, setgid, setgroups and the
+ * rest of that family change every kernel thread of the process.
+ *
+ * Owns: the handler of glibc's SIGSETXID (33) and Weft's broadcast.
+ *
+ * Linux keeps credentials per kernel thread; POSIX says a process has one
+ * set.  glibc closes the gap with a broadcast (__nptl_setxid): SIGSETXID to
+ * every thread on its lists, each handler making the same system call, the
+ * caller waiting for all.  Under Weft that fails three ways, each seen:
+ *
+ *  1. glibc installs its handler in late_init, which its pthread_create
+ *     runs only while __libc_single_threaded is set (libc's own storage,
+ *     unless the program has a copy).  Weft clears it when a second UT
+ *     appears, so glibc never ran late_init, and the first setuid after
+ *     Weft had made a kernel thread killed the process ("Unknown signal
+ *     33").  Fixed where Weft makes its first glibc thread (kthread.c, with
+ *     __weft_setxid_needs_late_init below).
+ *  2. glibc's handler clears its bit with a loop that reads cancelhandling
+ *     through %fs and compare-and-swaps it through THREAD_SELF (%fs:0x10)
+ *     until both agree.  A UT's thread block names the VP's kernel thread
+ *     as THREAD_SELF (tls.c), so on a carrier running such a UT the loop
+ *     never ended: every setuid under two VPs hung.  Fixed by the wrapper
+ *     below, which lets the running block name itself for the handler.
+ *  3. glibc signals each listed thread by the tid in its block, and Weft
+ *     rewrites that tid when another kernel thread carries the block (the
+ *     main UT's, on another VP or after a handoff), so one kernel thread
+ *     got two signals and another none, and kept the old IDs.  So Weft
+ *     exports the calls (posix/setxid.c) and makes its own broadcast,
+ *     to every task /proc/self/task lists rather than to thread blocks.
+ *
+ * glibc's own broadcast is left only to a call of libc's own definition
+ * (dlsym on libc; inside glibc 2.36 only initgroups calls one, and Weft
+ * exports initgroups) and to a process without procfs.  There (1) and (2)
+ * are fixed and (3) is not: glibc re-signals a block until its SETXID bit
+ * is clear, and when the block it marked names a kernel thread that now
+ * runs another block, the handler clears the other block's bit and glibc
+ * waits for ever.  tests/signals/sig_setxid_every_kernel_thread checks
+ * Weft's broadcast, not that one.
+ *
+ * Invariants: one broadcast at a time (cmd.lock).  A broadcast's pending
+ * count is raised before each signal is sent and lowered by the handler
+ * after its system call, so the caller's wait for 0 means every signalled
+ * thread has made the call.  Every kernel thread of Weft's leaves SIGSETXID
+ * unblocked (rt.h, __weft_sigset_home), or the wait would never end.
+ *
+ * Async readers: the handler runs on any kernel thread, in signal context,
+ * at any point of Weft's code.  It reads cmd.nr and cmd.id (written before
+ * the first signal is sent: the kernel orders the send before delivery),
+ * updates cmd.error, cmd.mismatch and cmd.pending with atomics, and reads
+ * setxid_glibc (stored with release before the wrapper is installed).  It
+ * touches no other runtime state, takes no lock, and makes raw system calls
+ * only.
+ */
+#include "rt.h"
+#include "../arch/arch.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/single_threaded.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define SIGSETXID 33                    /* glibc's; not in <signal.h> */
+#define SETXID_MAGIC 0x5e7c1d           /* si_int of Weft's own requests */
+#ifndef SA_RESTORER
+#define SA_RESTORER 0x04000000
+#endif
+
+struct kernel_sigaction {
+	void *handler;
+	unsigned long flags;
+	void *restorer;
+	uint64_t mask;
+};
+
+static void (*setxid_glibc)(int, siginfo_t *, void *);
+
+static struct {
+	volatile uint32_t lock;           /* 0 free, 1 held, 2 held with waiters */
+	long nr, id[3];
+	volatile int pending;             /* signalled threads whose call is not made */
+	volatile int error;               /* -1: none yet; else the first result's errno (0: ok) */
+	volatile int mismatch;            /* two threads' calls answered differently */
+} cmd;
+
+static long futex(volatile void *w, int op, int v)
+{
+	return __weft_raw_syscall6(SYS_futex, (long)w, op | FUTEX_PRIVATE_FLAG, v, 0, 0, 0);
+}
+
+/* One thread's call, its result recorded against the others'. */
+__attribute__((no_sanitize_address, no_sanitize_undefined))
+static void do_call(void)
+{
+	long r = __weft_raw_syscall6(cmd.nr, cmd.id[0], cmd.id[1], cmd.id[2], 0, 0, 0);
+	int e = r < 0 ? (int)-r : 0;
+	int none = -1;
+	if (!__atomic_compare_exchange_n(&cmd.error, &none, e, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE) &&
+	    none != e)
+		__atomic_store_n(&cmd.mismatch, 1, __ATOMIC_RELEASE);
+}
+
+__attribute__((no_sanitize_address, no_sanitize_undefined))
+#if WEFT_TSAN
+__attribute__((no_sanitize("thread")))
+#endif
+static void setxid_handler(int sig, siginfo_t *si, void *ctx)
+{
+	if (si->si_code == SI_QUEUE && si->si_value.sival_int == SETXID_MAGIC &&
+	    si->si_pid == (pid_t)__weft_raw_syscall6(SYS_getpid, 0, 0, 0, 0, 0, 0)) {
+		do_call();
+		if (__atomic_sub_fetch(&cmd.pending, 1, __ATOMIC_ACQ_REL) == 0)
+			futex(&cmd.pending, FUTEX_WAKE, 1);
+		return;
+	}
+	void (*glibc)(int, siginfo_t *, void *) = __atomic_load_n(&setxid_glibc, __ATOMIC_ACQUIRE);
+	if (!glibc)
+		return;
+	/* glibc's broadcast (an internal caller): its handler reads the block
+	 * through %fs and through THREAD_SELF; make them the same block for
+	 * its length (this file's comment, 2) */
+	void *tp = __weft_arch_tp_get();
+	void **self = (void **)((char *)tp + 0x10);        /* tcbhead_t.self */
+	void *was = *self;
+	if (was != tp)
+		*self = tp;
+	glibc(sig, si, ctx);
+	if (was != tp)
+		*self = was;
+}
+
+static int action_get(struct kernel_sigaction *ka)
+{
+	return (int)__weft_raw_syscall6(SYS_rt_sigaction, SIGSETXID, 0, (long)ka, 8, 0, 0);
+}
+
+bool __weft_setxid_needs_late_init(void)
+{
+	struct kernel_sigaction ka;
+	if (action_get(&ka) != 0)
+		return false;
+	/* SIG_DFL, or Weft's handler standing alone (a broadcast before
+	 * glibc's first thread): glibc has made no thread yet */
+	return ka.handler == SIG_DFL ||
+	       (ka.handler == (void *)setxid_handler && !__atomic_load_n(&setxid_glibc, __ATOMIC_ACQUIRE));
+}
+
+void __weft_setxid_single_threaded(int v)
+{
+	__libc_single_threaded = (char)v;
+}
+
+/* Make Weft's handler the one for SIGSETXID, in front of glibc's when
+ * glibc has one.  Called with no broadcast in flight. */
+static void handler_install(void)
+{
+	struct kernel_sigaction ka;
+	if (action_get(&ka) != 0)
+		return;
+	if (ka.handler == (void *)setxid_handler)
+		return;
+	if (ka.handler == SIG_DFL || ka.handler == SIG_IGN) {
+		ka.flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK | SA_RESTORER;
+		ka.restorer = (void *)__weft_arch_sigreturn;
+		ka.mask = 0;
+	} else {
+		__atomic_store_n(&setxid_glibc, (void (*)(int, siginfo_t *, void *))ka.handler, __ATOMIC_RELEASE);
+	}
+	ka.handler = (void *)setxid_handler;
+	__weft_raw_syscall6(SYS_rt_sigaction, SIGSETXID, (long)&ka, 0, 8, 0, 0);
+}
+
+void __weft_setxid_glibc_ready(void)
+{
+	handler_install();
+}
+
+static void lock(void)
+{
+	uint32_t c = 0;
+	if (__atomic_compare_exchange_n(&cmd.lock, &c, 1, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+		return;
+	if (c != 2)
+		c = __atomic_exchange_n(&cmd.lock, 2, __ATOMIC_ACQUIRE);
+	while (c != 0) {
+		futex(&cmd.lock, FUTEX_WAIT, 2);
+		c = __atomic_exchange_n(&cmd.lock, 2, __ATOMIC_ACQUIRE);
+	}
+}
+
+static void unlock(void)
+{
+	if (__atomic_exchange_n(&cmd.lock, 0, __ATOMIC_RELEASE) == 2)
+		futex(&cmd.lock, FUTEX_WAKE, 1);
+}
+
+/* The tids signalled so far in this broadcast. */
+struct tids {
+	pid_t *v;
+	size_t n, cap;
+};
+
+static bool tids_has(const struct tids *t, pid_t tid)
+{
+	for (size_t i = 0; i < t->n; i++)
+		if (t->v[i] == tid)
+			return true;
+	return false;
+}
+
+static bool tids_add(struct tids *t, pid_t tid)
+{
+	if (t->n == t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : 64;
+		pid_t *v = realloc(t->v, cap * sizeof *v);
+		if (!v)
+			return false;
+		t->v = v;
+		t->cap = cap;
+	}
+	t->v[t->n++] = tid;
+	return true;
+}
+
+struct dirent64_k {
+	uint64_t ino;
+	int64_t off;
+	unsigned short reclen;
+	unsigned char type;
+	char name[];
+};
+
+/* One pass over /proc/self/task: signal every task not signalled yet.
+ * The number signalled, or -errno when the list cannot be read. */
+static long signal_pass(struct tids *done, pid_t pid, pid_t self)
+{
+	long fd = __weft_raw_syscall6(SYS_openat, AT_FDCWD, (long)"/proc/self/task",
+				      O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0, 0, 0);
+	if (fd < 0)
+		return fd;
+	long sent = 0;
+	char buf[4096] __attribute__((aligned(8)));
+	for (;;) {
+		long n = __weft_raw_syscall6(SYS_getdents64, fd, (long)buf, sizeof buf, 0, 0, 0);
+		if (n <= 0) {
+			if (n < 0)
+				sent = n;
+			break;
+		}
+		for (long off = 0; off < n;) {
+			struct dirent64_k *d = (struct dirent64_k *)(buf + off);
+			off += d->reclen;
+			if (d->name[0] < '0' || d->name[0] > '9')
+				continue;
+			pid_t tid = (pid_t)strtol(d->name, NULL, 10);
+			if (tid == self || tids_has(done, tid))
+				continue;
+			if (!tids_add(done, tid)) {
+				sent = -ENOMEM;
+				goto out;
+			}
+			siginfo_t si;
+			memset(&si, 0, sizeof si);
+			si.si_signo = SIGSETXID;
+			si.si_code = SI_QUEUE;
+			si.si_pid = pid;
+			si.si_uid = (uid_t)__weft_raw_syscall6(SYS_getuid, 0, 0, 0, 0, 0, 0);
+			si.si_value.sival_int = SETXID_MAGIC;
+			__atomic_add_fetch(&cmd.pending, 1, __ATOMIC_ACQ_REL);
+			if (__weft_raw_syscall6(SYS_rt_tgsigqueueinfo, pid, tid, SIGSETXID, (long)&si, 0, 0) == 0)
+				sent++;
+			else if (__atomic_sub_fetch(&cmd.pending, 1, __ATOMIC_ACQ_REL) == 0)
+				futex(&cmd.pending, FUTEX_WAKE, 1);   /* gone meanwhile */
+		}
+	}
+out:
+	__weft_raw_syscall6(SYS_close, fd, 0, 0, 0, 0, 0);
+	return sent;
+}
+
+static void wait_pending(void)
+{
+	int p;
+	while ((p = __atomic_load_n(&cmd.pending, __ATOMIC_ACQUIRE)) != 0)
+		futex(&cmd.pending, FUTEX_WAIT, p);
+}
+
+long __weft_setxid(long nr, long a, long b, long c)
+{
+	lock();
+	handler_install();
+	cmd.nr = nr;
+	cmd.id[0] = a;
+	cmd.id[1] = b;
+	cmd.id[2] = c;
+	cmd.error = -1;
+	cmd.mismatch = 0;
+	pid_t pid = (pid_t)__weft_raw_syscall6(SYS_getpid, 0, 0, 0, 0, 0, 0);
+	pid_t self = (pid_t)__weft_raw_syscall6(SYS_gettid, 0, 0, 0, 0, 0, 0);
+	struct tids done = { 0 };
+	long r = 0;
+	/* until a pass finds no task it has not signalled: a thread made
+	 * during a pass by one not yet changed is found by the next */
+	for (;;) {
+		long sent = signal_pass(&done, pid, self);
+		wait_pending();
+		if (sent < 0) {
+			r = sent;
+			break;
+		}
+		if (sent == 0)
+			break;
+	}
+	free(done.v);
+	if (r < 0 && done.n == 0) {
+		/* no /proc: nobody was signalled; say so to the caller, who
+		 * falls back to glibc's broadcast */
+		unlock();
+		return r == -ENOMEM ? -EAGAIN : -ENOSYS;
+	}
+	do_call();                        /* last: the others may need our rights */
+	int e = cmd.error;
+	if (cmd.mismatch)
+		__weft_die("weft: setuid family: the process's threads answered differently; "
+			     "their credentials differ, so the process ends");
+	unlock();
+	return e ? -e : 0;
+}
