@@ -2,7 +2,8 @@
  * value read back, each invalid value is EINVAL and leaves the old value,
  * a destroyed or never-initialised object is EINVAL; pthread_getattr_np
  * describes a live UT; pthread_getattr_default_np/setattr_default_np change
- * what a NULL attr means; setname_np/getname_np. */
+ * what a NULL attr means; setname_np/getname_np; an affinity set naming
+ * no allowed CPU fails pthread_create with EINVAL. */
 #include "check.h"
 
 #include <stdatomic.h>
@@ -354,9 +355,50 @@ static void test_self_equal(void)
 	CHECK_EQ(pthread_setconcurrency(-1), EINVAL);
 }
 
+static atomic_int affinity_ran;
+static void *affinity_child(void *arg)
+{
+	atomic_fetch_add(&affinity_ran, 1);
+	return arg;
+}
+
+/* An affinity set with no CPU the process may run on makes pthread_create
+ * fail with EINVAL, and no thread runs (glibc's tst-pthread-attr-affinity-
+ * fail); a set naming an allowed CPU creates one. */
+static void test_affinity_create(void)
+{
+	int max_cpu = (int)sysconf(_SC_NPROCESSORS_CONF) + 1;
+	size_t size = CPU_ALLOC_SIZE(max_cpu + 1);
+	cpu_set_t *none = CPU_ALLOC(max_cpu + 1);
+	CHECK(none != NULL);
+	CPU_ZERO_S(size, none);
+	CPU_SET_S(max_cpu, size, none);
+	pthread_attr_t a;
+	pthread_t t;
+	CHECK_OK(pthread_attr_init(&a));
+	CHECK_OK(pthread_attr_setaffinity_np(&a, size, none));
+	CHECK_EQ(pthread_create(&t, &a, affinity_child, NULL), EINVAL);
+	cpu_set_t allowed;
+	CHECK_OK(sched_getaffinity(0, sizeof allowed, &allowed));
+	int cpu = 0;
+	while (cpu < CPU_SETSIZE && !CPU_ISSET(cpu, &allowed))
+		cpu++;
+	CHECK(cpu < CPU_SETSIZE);
+	cpu_set_t one;
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	CHECK_OK(pthread_attr_setaffinity_np(&a, sizeof one, &one));
+	CHECK_OK(pthread_create(&t, &a, affinity_child, NULL));
+	CHECK_OK(pthread_join(t, NULL));
+	CHECK_EQ(atomic_load(&affinity_ran), 1);
+	CHECK_OK(pthread_attr_destroy(&a));
+	CPU_FREE(none);
+}
+
 int main(void)
 {
 	page = (size_t)sysconf(_SC_PAGESIZE);
+	test_affinity_create();
 	test_defaults();
 	test_set_get();
 	test_invalid_objects();

@@ -13,6 +13,7 @@
 
 #include "../runtime/rt.h"
 
+#include <errno.h>
 #include <sched.h>
 #include <signal.h>
 
@@ -70,8 +71,34 @@ bool __weft_prio_valid(int policy, int prio) HIDDEN;
  * pthread_create and the threads Weft makes for the program (SIGEV_THREAD
  * timers, posix/timer_thread.c) read attributes alike; inline, since
  * pthread_create is hot. */
+/* An affinity set in the attribute that names no CPU the process may run
+ * on: glibc's pthread_create fails with EINVAL (the new thread's
+ * sched_setaffinity does).  A UT has no kernel affinity of its own, so
+ * only the check is made: the set against the calling kernel thread's
+ * allowed CPUs, the cpuset cgroup's included.  A slow path: only an
+ * attribute with a set pays its system call. */
+static inline bool attr_cpuset_empty(const struct attr_ext *e)
+{
+	if (!e || !e->cpuset)
+		return false;
+	cpu_set_t allowed;
+	int saved = errno;
+	int r = sched_getaffinity(0, sizeof allowed, &allowed);
+	errno = saved;
+	if (r != 0)
+		return false;                 /* unknown: let it be */
+	const unsigned char *want = (const unsigned char *)e->cpuset;
+	const unsigned char *ok = (const unsigned char *)&allowed;
+	for (size_t i = 0; i < e->cpusetsize && i < sizeof allowed; i++)
+		if (want[i] & ok[i])
+			return false;
+	return true;
+}
+
 static inline int attr_spawn(const struct weft_attr *a, int policy, int prio, struct ut_spawn *how)
 {
+	if (unlikely(a->ext != NULL) && attr_cpuset_empty(a->ext))
+		return EINVAL;
 	how->policy = policy;
 	how->prio = prio;
 	how->detached = a->detach == PTHREAD_CREATE_DETACHED;
