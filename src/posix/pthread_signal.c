@@ -114,8 +114,7 @@ static int kernel_raise(int sig)
 	}
 	if (f)
 		return f(sig);
-	long r = __weft_raw_syscall6(SYS_tgkill, __weft_raw_syscall6(SYS_getpid, 0, 0, 0, 0, 0, 0),
-				     __weft_raw_syscall6(SYS_gettid, 0, 0, 0, 0, 0, 0), sig, 0, 0, 0);
+	long r = __weft_tgkill_self(sig);
 	if (r < 0) {
 		errno = (int)-r;
 		return -1;

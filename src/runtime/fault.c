@@ -74,8 +74,7 @@ static void on_fault(int sig, siginfo_t *si, void *uc)
 	 * goes again to this kernel thread, by the kernel (the exported raise
 	 * is Weft's, a UT's delivery) */
 	if (si->si_code <= 0)
-		__weft_raw_syscall6(SYS_tgkill, __weft_raw_syscall6(SYS_getpid, 0, 0, 0, 0, 0, 0),
-				    __weft_raw_syscall6(SYS_gettid, 0, 0, 0, 0, 0, 0), sig, 0, 0, 0);
+		__weft_tgkill_self(sig);
 }
 
 /* An alternate stack for this kernel thread, where the fault handler (and

@@ -660,7 +660,9 @@ enum weft_where __weft_where_slow(void)
 	while (__atomic_load_n(&vp->take, __ATOMIC_ACQUIRE) & TAKE_BUSY)
 		__builtin_ia32_pause();
 	/* a UT's vfork child, on that UT's stack: its calls are plain ones
-	 * (vfork.c) */
+	 * (vfork.c).  The bit is tested here, inline, so that the common case
+	 * makes no call; __weft_vfork_child tests it again for its other
+	 * caller (signal.c's sigaction). */
 	if (unlikely(__atomic_load_n(&vp->take, __ATOMIC_ACQUIRE) & TAKE_VFORK) && __weft_vfork_child(vp))
 		return WHERE_NONE;
 	struct ut *c = __atomic_load_n(&vp->cur, __ATOMIC_ACQUIRE);

@@ -62,6 +62,7 @@
 #include <signal.h>
 #include <string.h>
 #include <ucontext.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 
 #include "lockorder.h"
@@ -2075,6 +2076,15 @@ long __weft_kpread(int fd, void *buf, size_t n, long off) HIDDEN;
 long __weft_kwrite(int fd, const void *buf, size_t n) HIDDEN;
 long __weft_kclose(int fd) HIDDEN;
 long __weft_kopen(const char *path, int flags, int mode) HIDDEN;
+
+/* sig to the calling kernel thread, by the kernel (a raw tgkill: no
+ * errno, no Weft entry): what glibc's raise does.  0 or -errno.  Any
+ * kernel thread, signal handlers included. */
+static inline long __weft_tgkill_self(int sig)
+{
+	return __weft_raw_syscall6(SYS_tgkill, __weft_raw_syscall6(SYS_getpid, 0, 0, 0, 0, 0, 0),
+				   __weft_raw_syscall6(SYS_gettid, 0, 0, 0, 0, 0, 0), sig, 0, 0, 0);
+}
 
 /* ---- fatal errors (fault.c) ---- */
 void __weft_fault_init(void) HIDDEN;
