@@ -61,6 +61,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/single_threaded.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -199,10 +200,13 @@ static void unlock(void)
 		futex(&cmd.lock, FUTEX_WAKE, 1);
 }
 
-/* The tids signalled so far in this broadcast. */
+/* The tids signalled so far in this broadcast: on the caller's stack, then
+ * in mappings of its own (no malloc: POSIX lets a signal handler call
+ * setuid and setgid). */
 struct tids {
 	pid_t *v;
 	size_t n, cap;
+	bool mapped;
 };
 
 static bool tids_has(const struct tids *t, pid_t tid)
@@ -216,12 +220,18 @@ static bool tids_has(const struct tids *t, pid_t tid)
 static bool tids_add(struct tids *t, pid_t tid)
 {
 	if (t->n == t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 64;
-		pid_t *v = realloc(t->v, cap * sizeof *v);
-		if (!v)
+		size_t cap = t->cap * 2;
+		long m = __weft_raw_syscall6(SYS_mmap, 0, (long)(cap * sizeof(pid_t)), PROT_READ | PROT_WRITE,
+					     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (m < 0 && m > -4096)
 			return false;
+		pid_t *v = (pid_t *)m;
+		memcpy(v, t->v, t->n * sizeof *v);
+		if (t->mapped)
+			__weft_raw_syscall6(SYS_munmap, (long)t->v, (long)(t->cap * sizeof(pid_t)), 0, 0, 0, 0);
 		t->v = v;
 		t->cap = cap;
+		t->mapped = true;
 	}
 	t->v[t->n++] = tid;
 	return true;
@@ -302,7 +312,8 @@ long __weft_setxid(long nr, long a, long b, long c)
 	cmd.mismatch = 0;
 	pid_t pid = (pid_t)__weft_raw_syscall6(SYS_getpid, 0, 0, 0, 0, 0, 0);
 	pid_t self = (pid_t)__weft_raw_syscall6(SYS_gettid, 0, 0, 0, 0, 0, 0);
-	struct tids done = { 0 };
+	pid_t local[256];
+	struct tids done = { local, 0, sizeof local / sizeof local[0], false };
 	long r = 0;
 	/* until a pass finds no task it has not signalled: a thread made
 	 * during a pass by one not yet changed is found by the next */
@@ -316,7 +327,8 @@ long __weft_setxid(long nr, long a, long b, long c)
 		if (sent == 0)
 			break;
 	}
-	free(done.v);
+	if (done.mapped)
+		__weft_raw_syscall6(SYS_munmap, (long)done.v, (long)(done.cap * sizeof(pid_t)), 0, 0, 0, 0);
 	if (r < 0 && done.n == 0) {
 		/* no /proc: nobody was signalled; say so to the caller, who
 		 * falls back to glibc's broadcast */
