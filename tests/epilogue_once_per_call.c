@@ -142,6 +142,10 @@ static const char *exempt[] = {
 	 * for the others' handlers, no UT switches */
 	"setuid", "setgid", "seteuid", "setegid", "setreuid", "setregid", "setresuid", "setresgid",
 	"setgroups", "initgroups",
+	/* explicit FILE locks (posix/stdio_lock.c): each forwards to the
+	 * pthread mutex call of the FILE's own lock, which runs the epilogue
+	 * (stdio_flockfile_excludes_uts) */
+	"flockfile", "ftrylockfile", "funlockfile",
 	"pthread_getname_np", "pthread_setname_np", "pthread_getschedparam",
 	"sched_get_priority_max", "sched_get_priority_min", "sched_rr_get_interval",
 	"pthread_detach", "pthread_setcancelstate", "pthread_setcanceltype",
