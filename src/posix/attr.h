@@ -64,13 +64,6 @@ static inline const struct weft_attr *attr_cof(const pthread_attr_t *a)
 const struct weft_attr *__weft_default_attr(void) HIDDEN;
 bool __weft_prio_valid(int policy, int prio) HIDDEN;
 
-/* Fill the attribute part of a spawn request from `a` (start and arg are
- * the caller's): a thread that inherits its scheduling gets `policy` and
- * `prio`, its creator's.  0, or EINVAL for a stack that ends below address
- * 0 or a priority the policy does not have.  One place, so that
- * pthread_create and the threads Weft makes for the program (SIGEV_THREAD
- * timers, posix/timer_thread.c) read attributes alike; inline, since
- * pthread_create is hot. */
 /* An affinity set in the attribute that names no CPU the process may run
  * on: glibc's pthread_create fails with EINVAL (the new thread's
  * sched_setaffinity does).  A UT has no kernel affinity of its own, so
@@ -95,6 +88,14 @@ static inline bool attr_cpuset_empty(const struct attr_ext *e)
 	return true;
 }
 
+/* Fill the attribute part of a spawn request from `a` (start and arg are
+ * the caller's): a thread that inherits its scheduling gets `policy` and
+ * `prio`, its creator's.  0, or EINVAL for a stack that ends below address
+ * 0, a priority the policy does not have or an affinity set that names no
+ * CPU the process may run on.  One place, so that
+ * pthread_create and the threads Weft makes for the program (SIGEV_THREAD
+ * timers, posix/timer_thread.c) read attributes alike; inline, since
+ * pthread_create is hot. */
 static inline int attr_spawn(const struct weft_attr *a, int policy, int prio, struct ut_spawn *how)
 {
 	if (unlikely(a->ext != NULL) && attr_cpuset_empty(a->ext))

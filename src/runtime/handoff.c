@@ -104,8 +104,9 @@ enum { CALL_HANDED_ONLY = 1, CALL_CANCELLABLE = 2 };
 
 /*
  * x's cancellable call, made by the kernel thread k (handed: off the VP,
- * every signal but SIGSETXID blocked, __weft_sigset_home): k is named in x->csys_tid for its length, and
- * lets the tick's signal in, the one pthread_cancel kicks it with.
+ * every signal but SIGSETXID blocked, __weft_sigset_home): k is named in
+ * x->csys_tid for its length, and lets the tick's signal in, the one
+ * pthread_cancel kicks it with.
  */
 long __weft_blocking_cancellable_call(struct ut *x, struct kt *k, bool handed, long nr, const long a[6])
 {

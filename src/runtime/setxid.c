@@ -38,6 +38,13 @@
  * waits for ever.  tests/signals/sig_setxid_every_kernel_thread checks
  * Weft's broadcast, not that one.
  *
+ * Limit: a kernel thread that ends after it was signalled and before its
+ * handler ran never lowers the count, and the broadcast then waits for
+ * ever (glibc holds a thread's exit back for this; Weft cannot hold back a
+ * thread it did not make).  Weft's own kernel threads never end; the
+ * program's own glibc threads (guests) and a sanitizer's are the ones that
+ * could.
+ *
  * Invariants: one broadcast at a time (cmd.lock).  A broadcast's pending
  * count is raised before each signal is sent and lowered by the handler
  * after its system call, so the caller's wait for 0 means every signalled
