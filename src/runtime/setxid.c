@@ -55,9 +55,10 @@
  * at any point of Weft's code.  It reads cmd.nr and cmd.id (written before
  * the first signal is sent: the kernel orders the send before delivery),
  * updates cmd.error, cmd.mismatch and cmd.pending with atomics, and reads
- * setxid_glibc (stored with release before the wrapper is installed).  It
- * touches no other runtime state, takes no lock, and makes raw system calls
- * only.
+ * setxid_glibc (stored with release before the wrapper is installed).  For
+ * glibc's broadcast it also sets and restores the running block's `self`
+ * word (tls.c names this writer).  It touches no other runtime state, takes
+ * no lock, and makes raw system calls only.
  */
 #include "rt.h"
 #include "../arch/arch.h"
@@ -75,18 +76,13 @@
 
 #define SIGSETXID 33                    /* glibc's; not in <signal.h> */
 #define SETXID_MAGIC 0x5e7c1d           /* si_int of Weft's own requests */
-#ifndef SA_RESTORER
-#define SA_RESTORER 0x04000000
-#endif
-
-struct kernel_sigaction {
-	void *handler;
-	unsigned long flags;
-	void *restorer;
-	uint64_t mask;
-};
 
 static void (*setxid_glibc)(int, siginfo_t *, void *);
+/* Weft's handler stands in front of glibc's: from then on neither
+ * late_init nor the installation need asking the kernel again.  Written by
+ * whoever makes a glibc thread or a broadcast (relaxed: a race only repeats
+ * the look). */
+static bool glibc_wrapped;
 
 static struct {
 	volatile uint32_t lock;           /* 0 free, 1 held, 2 held with waiters */
@@ -142,20 +138,20 @@ static void setxid_handler(int sig, siginfo_t *si, void *ctx)
 		*self = was;
 }
 
-static int action_get(struct kernel_sigaction *ka)
-{
-	return (int)__weft_raw_syscall6(SYS_rt_sigaction, SIGSETXID, 0, (long)ka, 8, 0, 0);
-}
-
 bool __weft_setxid_needs_late_init(void)
 {
-	struct kernel_sigaction ka;
-	if (action_get(&ka) != 0)
+	if (__atomic_load_n(&glibc_wrapped, __ATOMIC_RELAXED))
+		return false;
+	struct sigaction old;
+	int saved = errno;
+	int r = __weft_kernel_sigaction(SIGSETXID, NULL, &old);
+	errno = saved;
+	if (r != 0)
 		return false;
 	/* SIG_DFL, or Weft's handler standing alone (a broadcast before
 	 * glibc's first thread): glibc has made no thread yet */
-	return ka.handler == SIG_DFL ||
-	       (ka.handler == (void *)setxid_handler && !__atomic_load_n(&setxid_glibc, __ATOMIC_ACQUIRE));
+	return old.sa_handler == SIG_DFL || (old.sa_sigaction == setxid_handler &&
+					     !__atomic_load_n(&setxid_glibc, __ATOMIC_ACQUIRE));
 }
 
 void __weft_setxid_single_threaded(int v)
@@ -167,20 +163,23 @@ void __weft_setxid_single_threaded(int v)
  * glibc has one.  Called with no broadcast in flight. */
 static void handler_install(void)
 {
-	struct kernel_sigaction ka;
-	if (action_get(&ka) != 0)
+	if (__atomic_load_n(&glibc_wrapped, __ATOMIC_RELAXED))
 		return;
-	if (ka.handler == (void *)setxid_handler)
-		return;
-	if (ka.handler == SIG_DFL || ka.handler == SIG_IGN) {
-		ka.flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK | SA_RESTORER;
-		ka.restorer = (void *)__weft_arch_sigreturn;
-		ka.mask = 0;
+	struct sigaction act;
+	int saved = errno;
+	if (__weft_kernel_sigaction(SIGSETXID, NULL, &act) != 0 || act.sa_sigaction == setxid_handler)
+		goto out;
+	if (act.sa_handler == SIG_DFL || act.sa_handler == SIG_IGN) {
+		act.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
+		sigemptyset(&act.sa_mask);
 	} else {
-		__atomic_store_n(&setxid_glibc, (void (*)(int, siginfo_t *, void *))ka.handler, __ATOMIC_RELEASE);
+		__atomic_store_n(&setxid_glibc, act.sa_sigaction, __ATOMIC_RELEASE);
 	}
-	ka.handler = (void *)setxid_handler;
-	__weft_raw_syscall6(SYS_rt_sigaction, SIGSETXID, (long)&ka, 0, 8, 0, 0);
+	act.sa_sigaction = setxid_handler;
+	if (__weft_kernel_sigaction(SIGSETXID, &act, NULL) == 0 && __atomic_load_n(&setxid_glibc, __ATOMIC_ACQUIRE))
+		__atomic_store_n(&glibc_wrapped, true, __ATOMIC_RELAXED);
+out:
+	errno = saved;
 }
 
 void __weft_setxid_glibc_ready(void)
@@ -254,7 +253,7 @@ struct dirent64_k {
 
 /* One pass over /proc/self/task: signal every task not signalled yet.
  * The number signalled, or -errno when the list cannot be read. */
-static long signal_pass(struct tids *done, pid_t pid, pid_t self)
+static long signal_pass(struct tids *done, pid_t self)
 {
 	long fd = __weft_raw_syscall6(SYS_openat, AT_FDCWD, (long)"/proc/self/task",
 				      O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0, 0, 0);
@@ -281,15 +280,8 @@ static long signal_pass(struct tids *done, pid_t pid, pid_t self)
 				sent = -ENOMEM;
 				goto out;
 			}
-			siginfo_t si;
-			memset(&si, 0, sizeof si);
-			si.si_signo = SIGSETXID;
-			si.si_code = SI_QUEUE;
-			si.si_pid = pid;
-			si.si_uid = (uid_t)__weft_raw_syscall6(SYS_getuid, 0, 0, 0, 0, 0, 0);
-			si.si_value.sival_int = SETXID_MAGIC;
 			__atomic_add_fetch(&cmd.pending, 1, __ATOMIC_ACQ_REL);
-			if (__weft_raw_syscall6(SYS_rt_tgsigqueueinfo, pid, tid, SIGSETXID, (long)&si, 0, 0) == 0)
+			if (__weft_sigqueue_tid(tid, SIGSETXID, (union sigval){ .sival_int = SETXID_MAGIC }) == 0)
 				sent++;
 			else if (__atomic_sub_fetch(&cmd.pending, 1, __ATOMIC_ACQ_REL) == 0)
 				futex(&cmd.pending, FUTEX_WAKE, 1);   /* gone meanwhile */
@@ -317,7 +309,6 @@ long __weft_setxid(long nr, long a, long b, long c)
 	cmd.id[2] = c;
 	cmd.error = -1;
 	cmd.mismatch = 0;
-	pid_t pid = (pid_t)__weft_raw_syscall6(SYS_getpid, 0, 0, 0, 0, 0, 0);
 	pid_t self = (pid_t)__weft_raw_syscall6(SYS_gettid, 0, 0, 0, 0, 0, 0);
 	pid_t local[256];
 	struct tids done = { local, 0, sizeof local / sizeof local[0], false };
@@ -325,7 +316,7 @@ long __weft_setxid(long nr, long a, long b, long c)
 	/* until a pass finds no task it has not signalled: a thread made
 	 * during a pass by one not yet changed is found by the next */
 	for (;;) {
-		long sent = signal_pass(&done, pid, self);
+		long sent = signal_pass(&done, self);
 		wait_pending();
 		if (sent < 0) {
 			r = sent;

@@ -20,7 +20,11 @@
  *     loader) see one owner per VP, so a UT that holds flockfile while it
  *     waits on a Weft object can never make another UT's printf block the
  *     process, and libc's own per-thread state behind THREAD_SELF (strerror
- *     buffers, the resolver's) stays the kernel thread's.
+ *     buffers, the resolver's) stays the kernel thread's.  One asynchronous
+ *     writer of a block's `self`: setxid.c's SIGSETXID handler points the
+ *     running block's at the block itself for the length of glibc's
+ *     handler, and puts back what it read; the code it interrupted runs on
+ *     that kernel thread and sees the word unchanged.
  *   - The block lives at the top of the UT's stack (as NPTL puts it): the TCB
  *     in the top 2368 bytes, the static TLS below, the stack below that, so
  *     an idle UT still touches one page.
