@@ -258,10 +258,6 @@ static void storm(void)
 
 int main(int argc, char **argv)
 {
-#ifdef WEFT_TEST_SANITIZE
-	SKIP("sanitizer builds have no monitor (runtime/monitor.c): AddressSanitizer's thread state "
-	     "is one per process under Weft");
-#endif
 	if (argc > 1 && strcmp(argv[1], "storm") == 0) {
 		storm();
 		return 0;

@@ -143,8 +143,12 @@ static __attribute__((unused)) void *in_fgets(void *arg)
 static __attribute__((unused)) void *in_aio_suspend(void *arg)
 {
 	(void)arg;
+	/* static, not on the stack: the read is still pending when the UT
+	 * is cancelled, and completes (glibc's aio thread writes its result
+	 * into cb) after the UT's frames are gone — with ASan's fake stacks,
+	 * into a fake stack freed with the UT */
 	static char buf[16];
-	struct aiocb cb;
+	static struct aiocb cb;
 	memset(&cb, 0, sizeof cb);
 	cb.aio_fildes = aio_pipe[0];
 	cb.aio_buf = buf;
@@ -295,11 +299,6 @@ int main(void)
 	CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
 	close(lock_fd);
 
-#ifdef WEFT_TEST_SANITIZE
-	/* printed, not hidden: the calls the monitor takes off the VP */
-	fprintf(stderr, "cancel_blocked_in_kernel: the FIFO open, mq_receive, fgets and aio_suspend cases not run: "
-			"sanitizer builds have no monitor (runtime/monitor.c)\n");
-#else
 	snprintf(fifo_path, sizeof fifo_path, "/tmp/weft-cancel-fifo-%d", (int)getpid());
 	CHECK_OK(mkfifo(fifo_path, 0600));
 	cancel_in("open of a FIFO", in_fifo_open);
@@ -362,7 +361,6 @@ int main(void)
 	CHECK_EQ(abuf[0], 'e');
 	close(aio_pipe[0]);
 	close(aio_pipe[1]);
-#endif
 
 	/* a request made before the call: it acts first, the call does nothing */
 	int probe = open("/dev/null", O_RDONLY);

@@ -15,14 +15,7 @@
 typedef int (*create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
 typedef int (*join_fn)(pthread_t, void **);
 
-#ifdef WEFT_TEST_SANITIZE
-#define FOREIGN_SKIP_SANITIZER() SKIP("sanitizer builds: AddressSanitizer's thread state is one per process under Weft")
-#else
-#define FOREIGN_SKIP_SANITIZER() ((void)0)
-#endif
-
 #define FOREIGN_SETUP(create, join)                                                         \
-	FOREIGN_SKIP_SANITIZER();                                                           \
 	create_fn create = (create_fn)dlvsym(RTLD_NEXT, "pthread_create", "GLIBC_2.34");   \
 	join_fn join = (join_fn)dlvsym(RTLD_NEXT, "pthread_join", "GLIBC_2.34");           \
 	if (!create || !join)                                                               \

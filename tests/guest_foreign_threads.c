@@ -94,7 +94,7 @@ static atomic_int clone_done;
 
 static sem_t empty;                  /* never posted */
 
-static int clone_body(void *arg)
+static __attribute__((unused)) int clone_body(void *arg)
 {
 	(void)arg;
 	for (int i = 0; i < FOREIGN_LOCKS; i++) {
@@ -131,11 +131,22 @@ int main(void)
 	CHECK_OK(glibc_create(&g, NULL, glibc_thread, &r));
 
 	CHECK_OK(sem_init(&empty, 0, 0));
+#ifdef WEFT_TEST_SANITIZE
+	/* Printed, not hidden: the raw clone shares main's thread block, so
+	 * AddressSanitizer's per-thread words in it (its fake-stack pointer)
+	 * would be two threads' at once, and ASan has no record of a clone
+	 * it did not see made: no thread it can run, with or without Weft. */
+	fprintf(stderr, "guest_foreign_threads: the raw clone not run under AddressSanitizer\n");
+	atomic_store(&clone_done, 1);
+	const long clones = 0;
+#else
+	const long clones = 1;
 	size_t stack_size = 256 << 10;
 	char *stack = mmap(NULL, stack_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
 	CHECK(stack != MAP_FAILED);
 	int flags = CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM;
 	CHECK(clone(clone_body, stack + stack_size, flags, NULL) > 0);
+#endif
 
 	/* the UTs run on meanwhile: a counter counts while the foreign thread
 	 * sleeps in the kernel, and main itself waits in Weft */
@@ -151,7 +162,7 @@ int main(void)
 	c.on = 0;
 	CHECK_OK(pthread_join(cnt, NULL));
 
-	CHECK_EQ(total, 2L * LOCKS + 2L * FOREIGN_LOCKS);
+	CHECK_EQ(total, 2L * LOCKS + (1 + clones) * FOREIGN_LOCKS);
 	CHECK(r.ok);
 	CHECK(pthread_equal(r.self_first, r.self_last));
 	CHECK(!pthread_equal(r.self_first, pthread_self()));
@@ -160,6 +171,8 @@ int main(void)
 	CHECK(c.count > 100);
 	struct weft_stats s1 = test_stats();
 	CHECK(s1.threads_created >= s0.threads_created + 5);    /* four UTs and at least one guest */
+#ifndef WEFT_TEST_SANITIZE
 	CHECK_OK(munmap(stack, stack_size));
+#endif
 	return 0;
 }

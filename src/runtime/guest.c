@@ -136,7 +136,7 @@ uint8_t __weft_guest_enter(void)
 		block_move(ftp, gtp);         /* F shares its block */
 	__weft_kt_guest_carry(k);
 	vp = __weft_vp();                     /* M:N: the VP it was lent */
-	__weft_switched_in(vp);
+	__weft_switched_in_waited(vp);        /* F never left its stack */
 	vp->in_weft = 1;
 	if (!k->exit_hooked && glibc_thread(k)) {
 		/* G ends with F: glibc runs F's C++ thread_local destructors

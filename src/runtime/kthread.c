@@ -439,10 +439,6 @@ int __weft_kt_home_ready(struct kt *k)
  * in %fs while it runs, every signal blocked (the new thread inherits
  * that mask). */
 #if defined(__SANITIZE_ADDRESS__)
-/* ASan's switch to fake stacks for new frames (detect_stack_use_after_return). */
-extern int __asan_option_detect_stack_use_after_return;
-extern bool __weft_san_many_kthreads HIDDEN;   /* sched.c */
-
 /* ASan's interceptor returns to the creator before the new thread has
  * started; the thread's start-up code in ASan then asks pthread_self and
  * pthread_getattr_np, which must find it still in its birth (kts.birth),
@@ -467,17 +463,6 @@ static void *born(void *p)
 
 static int glibc_thread(void *(*fn)(void *), void *arg, void *own)
 {
-#if defined(__SANITIZE_ADDRESS__)
-	/* A UT's fake stack is saved and restored with it at every switch
-	 * (sched.c), but ASan keeps the one in use in its per-kernel-thread
-	 * state, and a UT that goes on on another kernel thread (a spare after
-	 * a blocking call, another VP) leaves that state naming a fake stack
-	 * two UTs then use (docs/debugging.md, "AddressSanitizer").  From the
-	 * second kernel thread on, new frames go on the real stacks; frames
-	 * already on fake stacks end as they began. */
-	__asan_option_detect_stack_use_after_return = 0;
-	__atomic_store_n(&__weft_san_many_kthreads, true, __ATOMIC_RELAXED);
-#endif
 	void *tp = __weft_arch_tp_get();
 	sigset_t all, old;
 	sigfillset(&all);
@@ -661,12 +646,44 @@ void __weft_kt_give(struct kt *k)
 
 #if WEFT_ARCH_KT_WORD
 bool __weft_kt_word_shared;
+
+/* The thread blocks whose word a kernel thread claimed.  Those kernel
+ * threads never end, so no block with a word set goes to glibc's stack
+ * cache while the process lives; but a fork's child inherits every one of
+ * them, and glibc puts the blocks of the threads the child does not have
+ * into its cache, whence the child's next glibc thread (a spare, the
+ * monitor) gets one with a parent kernel thread's id in it: ASan's
+ * key then found that thread's record for the newborn ("0 == AsanTSDGet()"
+ * failed in its thread start).  The child clears them
+ * (__weft_kt_words_after_fork).  Writers: each claiming kernel thread
+ * appends its block (a fetch-add claims the slot); reader: the fork's
+ * child, alone.  Past KT_WORD_BLOCKS blocks the child trusts no word. */
+#define KT_WORD_BLOCKS 4096u
+static void *kt_word_blocks[KT_WORD_BLOCKS];
+static uint32_t kt_word_nblocks;
 #endif
 
 void __weft_kt_word_claim(void)
 {
 #if WEFT_ARCH_KT_WORD
 	__weft_arch_kt_word_set((int)__weft_raw_syscall6(SYS_gettid, 0, 0, 0, 0, 0, 0));
+	uint32_t i = __atomic_fetch_add(&kt_word_nblocks, 1, __ATOMIC_RELAXED);
+	if (i < KT_WORD_BLOCKS)
+		__atomic_store_n(&kt_word_blocks[i], __weft_arch_tp_get(), __ATOMIC_RELEASE);
+#endif
+}
+
+void __weft_kt_words_after_fork(void)
+{
+#if WEFT_ARCH_KT_WORD
+	void *mine = __weft_arch_tp_get();
+	uint32_t n = kt_word_nblocks;
+	for (uint32_t i = 0; i < n && i < KT_WORD_BLOCKS; i++)
+		if (kt_word_blocks[i] && kt_word_blocks[i] != mine)
+			__weft_arch_kt_word_clear(kt_word_blocks[i]);
+	if (n > KT_WORD_BLOCKS)
+		__atomic_store_n(&__weft_kt_word_shared, true, __ATOMIC_SEQ_CST);
+	kt_word_nblocks = 0;
 #endif
 }
 

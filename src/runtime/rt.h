@@ -1878,6 +1878,10 @@ bool __weft_kt_in_birth(void) HIDDEN;
  * runs on, whence every switch carries it (tp.h, WEFT_ARCH_KT_WORD); a
  * no-op in other builds. */
 void __weft_kt_word_claim(void) HIDDEN;
+/* A fork's child, before it claims its own: the word is cleared in every
+ * block a kernel thread of the parent claimed (glibc gives them to the
+ * child's new threads). */
+void __weft_kt_words_after_fork(void) HIDDEN;
 #if WEFT_ARCH_KT_WORD
 /* The word stops being trusted the first time a spare carries the VP under
  * M:1 (kthread.c, carry): from then on two kernel threads may run on one
@@ -2018,6 +2022,9 @@ static inline void __weft_tp_set(void *tp)
 }
 /* The switch-in bookkeeping of a UT resumed by another's switch (sched.c). */
 void __weft_switched_in(struct vp *vp) HIDDEN;
+/* The same where a guest's kernel thread goes on with its guest after it
+ * waited for the VP on the guest's stack (no switch of stacks). */
+void __weft_switched_in_waited(struct vp *vp) HIDDEN;
 /* Tick timers (preempt.c): k gives the VP away; disarm its timers. */
 void __weft_preempt_release(struct kt *k) HIDDEN;
 /* ... and the kernel thread that takes it makes its own (mainline). */

@@ -26,24 +26,28 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-/* AddressSanitizer must be told when the stack changes under it (fibers). */
+/* AddressSanitizer must be told when the stack changes under it (fibers).
+ * Fake stacks (detect_stack_use_after_return): each UT has its own, kept
+ * in ut->asan_fake while the UT is switched out.  ASan names the fake
+ * stack in use in its per-thread record (found through a key Weft keeps
+ * per kernel thread, sync/key.c) and in a TLS word (per thread block, so
+ * per UT where UTs have blocks of their own).  Invariant: a fake stack is
+ * named by at most one kernel thread, the one running its UT.
+ * start_switch takes the name from the kernel thread (and from the
+ * leaving context's block: san_leave_tp) into prev->asan_fake, and every
+ * switch out of a UT makes it before the UT can be run elsewhere (it is
+ * queued, or the VP let go, only after: switch_to below, switch_home in
+ * kthread.c); finish_switch gives the name to the kernel thread that runs
+ * the UT next (a NULL one: ASan makes a fake stack at the UT's first fake
+ * frame).  A UT that ends frees its fake stack (a NULL save) on the
+ * kernel thread it ends on, which names no other UT's.  So fake stacks
+ * stay on with any number of kernel threads, and a UT keeps its fake
+ * frames on whichever carries it (asan_fake_stacks_across_kthreads). */
 #if defined(__SANITIZE_ADDRESS__)
 #include <sanitizer/common_interface_defs.h>
-/* An ending UT's fake stack is destroyed (a NULL save) while one kernel
- * thread runs UTs.  Once a second one exists (kthread.c stops new fake
- * frames then), the kernel thread's record may name another UT's fake
- * stack: it is kept, not destroyed under that UT's frames.
- * Writer: glibc_thread (kthread.c), false -> true once, before it makes a
- * second kernel thread (relaxed store; it never goes back).  Reader:
- * san_leave below, on whichever kernel thread switches (relaxed load).
- * No switch can read it stale: the writer reads its own store, and every
- * other kernel thread Weft makes is made after it (clone orders the store
- * before the new thread's first instruction).  A kernel thread the
- * program made itself and Weft gives the VP to (guest.c) does not set it. */
-HIDDEN bool __weft_san_many_kthreads;
 static inline void san_leave(struct ut *prev, struct ut *next)
 {
-	bool ends = prev->state == UT_EXITING && !__atomic_load_n(&__weft_san_many_kthreads, __ATOMIC_RELAXED);
+	bool ends = prev->state == UT_EXITING;
 	__sanitizer_start_switch_fiber(ends ? NULL : &prev->asan_fake, next->stack.lo,
 				       (size_t)(next->stack.hi - next->stack.lo));
 }
@@ -160,10 +164,15 @@ static inline struct ut *choose(struct vp *vp, int p)
 	return __weft_rq.rq[p];
 }
 
-static inline void switched_in(struct vp *vp)
+/* cur runs again on this kernel thread.  `stack_moved`: it comes back by
+ * a switch of stacks, which told the sanitizers it began (san_leave);
+ * false where a guest's kernel thread goes on with its guest on the stack
+ * it never left (it waited for the VP: guest.c), and no switch began. */
+static inline void switched_in_as(struct vp *vp, bool stack_moved)
 {
 	struct ut *cur = vp->cur;
-	san_enter(cur);
+	if (stack_moved)
+		san_enter(cur);
 	*vp->errnop = cur->saved_errno;
 	/* a signal became due for it while it was switched out: its handler
 	 * runs at the epilogue it returns through (sigdeliver.c) */
@@ -197,9 +206,19 @@ static inline void switched_in(struct vp *vp)
 	}
 }
 
+static inline void switched_in(struct vp *vp)
+{
+	switched_in_as(vp, true);
+}
+
 void __weft_switched_in(struct vp *vp)
 {
 	switched_in(vp);
+}
+
+void __weft_switched_in_waited(struct vp *vp)
+{
+	switched_in_as(vp, false);
 }
 
 /* The first code of every new UT (its switch frame returns here): the
@@ -283,7 +302,10 @@ static inline __attribute__((always_inline)) void switch_finish(struct vp *vp, s
 			if (unlikely(next->guest_kt || prev->guest_kt)) {
 				/* a guest runs only on its own kernel thread */
 				__weft_guest_switch(vp, prev, next);
-				switched_in(__weft_vp());   /* M:N: maybe another VP */
+				/* M:N: maybe another VP.  A guest prev waited
+				 * for the VP on its own stack; an ordinary one
+				 * was switched from its kernel thread's home */
+				switched_in_as(__weft_vp(), !prev->guest_kt);
 				return;
 			}
 			if (unlikely(!next->tp))
@@ -581,7 +603,7 @@ static void mn_idle_switch(struct vp *vp)
 		/* a guest's kernel thread runs nothing but its guest: the VP
 		 * idles on a spare, and the guest waits for its turn */
 		__weft_guest_idle(vp);
-		switched_in(__weft_vp());
+		switched_in_as(__weft_vp(), false);   /* it waited on its own stack */
 		return;
 	}
 	if (unlikely(__weft_is_copy(prev)))

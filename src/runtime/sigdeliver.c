@@ -520,13 +520,23 @@ static void call_on_alt(void *p)
 	__weft_sig_call_handler(c->a, c->sig, c->si, c->uc);
 }
 
+/* t has a sigaltstack of its own.  A context that never set one and was
+ * not made by pthread_create — a kernel thread's home, a VP's idle
+ * context, a guest — has sig_alt all zero: none either (the sanitizers
+ * ask sigaltstack from such code, and ASan took {NULL, 0, 0} for a stack
+ * to unpoison at address 0). */
+static inline bool alt_set(const struct ut *t)
+{
+	return !(t->sig_alt.ss_flags & SS_DISABLE) && t->sig_alt.ss_size != 0;
+}
+
 static bool on_altstack(const struct ut *t, uintptr_t sp);
 
 /* Call the handler: on the UT's sigaltstack if it asked (SA_ONSTACK) and
  * the UT has one it is not on already, else on the stack it is on. */
 static void call_handler_on(struct ut *self, const struct sigaction *a, int sig, siginfo_t *si, ucontext_t *uc)
 {
-	if (!(a->sa_flags & SA_ONSTACK) || (self->sig_alt.ss_flags & SS_DISABLE) ||
+	if (!(a->sa_flags & SA_ONSTACK) || !alt_set(self) ||
 	    on_altstack(self, (uintptr_t)__builtin_frame_address(0))) {
 		__weft_sig_call_handler(a, sig, si, uc);
 		return;
@@ -1172,7 +1182,7 @@ int __weft_sig_suspend(const sigset_t *mask)
 
 static bool on_altstack(const struct ut *t, uintptr_t sp)
 {
-	return !(t->sig_alt.ss_flags & SS_DISABLE) && sp > (uintptr_t)t->sig_alt.ss_sp &&
+	return alt_set(t) && sp > (uintptr_t)t->sig_alt.ss_sp &&
 	       sp <= (uintptr_t)t->sig_alt.ss_sp + t->sig_alt.ss_size;
 }
 
@@ -1190,6 +1200,8 @@ int __weft_sig_altstack(const stack_t *ss, stack_t *old)
 	}
 	if (old) {
 		*old = self->sig_alt;
+		if (!alt_set(self))
+			*old = (stack_t){ .ss_sp = NULL, .ss_size = 0, .ss_flags = SS_DISABLE };
 		if (on)
 			old->ss_flags = SS_ONSTACK;
 	}

@@ -132,6 +132,7 @@ static void after_fork_child(void)
 	__weft_proc.fork_parent_tid = vp->tid;   /* the carrier forked */
 	vp->tid = gettid();
 	__weft_proc.pid = getpid();
+	__weft_kt_words_after_fork(); /* the parent's other kernel threads' blocks */
 	__weft_kt_word_claim();       /* the forking kernel thread's id came with its block */
 	__weft_kt_after_fork(vp);
 	__weft_mn_after_fork(vp);

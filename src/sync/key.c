@@ -25,8 +25,13 @@
  * a kernel thread Weft is making reads NULL until it sets its own (ASan
  * checks that of a new thread: the spares are made through its
  * interceptor, runtime/kthread.c); any other kernel thread with no value
- * of its own — a clone Weft did not make — reads the last value any kernel
- * thread set.  A kernel thread's id comes from the word every switch
+ * of its own — a thread made by glibc's pthread_create behind ASan's
+ * interceptor, a raw clone — reads NULL: a thread ASan does not know, as
+ * it would be without Weft.  (It used to read the last value any kernel
+ * thread set, a relic of one value per process: such a foreign thread
+ * then ran on another kernel thread's ASan record, fake stack included,
+ * and hung or was reported for uses after return it did not make.)  A
+ * kernel thread's id comes from the word every switch
  * carries for it (tp.h, WEFT_ARCH_KT_WORD), not from a gettid system call
  * (1.2 us each on a machine with slow system calls: most of an ASan test's
  * time), except on a thread Weft does not know and under M:1 once a spare
@@ -50,7 +55,6 @@ struct key_slot {
 	uintptr_t seq;               /* odd: key in use */
 	void (*dtor)(void *);
 	bool kthread;                /* value per kernel thread (sanitizers) */
-	void *kvalue;                /* the last value any kernel thread set (kt_get) */
 };
 
 #if defined(__SANITIZE_ADDRESS__) || WEFT_TSAN
@@ -149,7 +153,7 @@ static KT_PATH void *kt_get(pthread_key_t key)
 	if (__weft_kt_in_birth())
 		return NULL;            /* a new thread: its own value comes next */
 	e = kt_forked(key);
-	return e ? e->value : __atomic_load_n(&keys[key].kvalue, __ATOMIC_RELAXED);
+	return e ? e->value : NULL;
 }
 
 /* value as an integer: glibc declares pthread_setspecific's pointer
@@ -159,7 +163,6 @@ static KT_PATH void kt_set(pthread_key_t key, uintptr_t value)
 	struct kt_value *e = kt_entry(key, true);
 	if (e)
 		e->value = (void *)value;
-	__atomic_store_n(&keys[key].kvalue, (void *)value, __ATOMIC_RELAXED);
 }
 
 #endif
@@ -173,7 +176,6 @@ EXPORT int pthread_key_create(pthread_key_t *key, void (*dtor)(void *))
 			keys[i].seq++;
 			keys[i].dtor = dtor;
 			keys[i].kthread = KTHREAD_KEYS && !__weft_started;
-			keys[i].kvalue = NULL;
 			*key = i;
 			return 0;
 		}
@@ -187,7 +189,6 @@ EXPORT int pthread_key_delete(pthread_key_t key)
 		return EINVAL;
 	keys[key].seq++;
 	keys[key].dtor = NULL;
-	keys[key].kvalue = NULL;
 	return 0;
 }
 

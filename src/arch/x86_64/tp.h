@@ -38,7 +38,10 @@ static inline void *__weft_arch_tp_get(void)
  * only by a kernel thread Weft made, at its start (kthread.c), and by the
  * process's first kernel thread at Weft's start and in a fork's child
  * (vp.c), none of which ever ends or hands its block to glibc's stack
- * cache, so no foreign thread is given a block with a word set.  Readers:
+ * cache, so no foreign thread is given a block with a word set — but a
+ * fork's child, whose glibc caches the blocks of the parent's other
+ * threads: it clears their words first (kthread.c,
+ * __weft_kt_words_after_fork).  Readers:
  * the kernel thread itself, its signal handlers included. */
 #if defined(__SANITIZE_ADDRESS__) || defined(WEFT_TSAN)
 #define WEFT_ARCH_KT_WORD 1
@@ -53,6 +56,12 @@ static inline int __weft_arch_kt_word(void)
 static inline void __weft_arch_kt_word_set(int w)
 {
 	__asm__ volatile("movl %0, %%fs:%c1" : : "r"(w), "i"(WEFT_ARCH_KT_SLOT) : "memory");
+}
+
+/* a block no kernel thread runs on any more (a fork's child) */
+static inline void __weft_arch_kt_word_clear(void *tp)
+{
+	*(volatile int *)((char *)tp + WEFT_ARCH_KT_SLOT) = 0;
 }
 
 /* the word goes into the block about to be loaded, before the load, so
