@@ -38,12 +38,17 @@
  * waits for ever.  tests/signals/sig_setxid_every_kernel_thread checks
  * Weft's broadcast, not that one.
  *
- * Limit: a kernel thread that ends after it was signalled and before its
- * handler ran never lowers the count, and the broadcast then waits for
- * ever (glibc holds a thread's exit back for this; Weft cannot hold back a
- * thread it did not make).  Weft's own kernel threads never end; the
- * program's own glibc threads (guests) and a sanitizer's are the ones that
- * could.
+ * A kernel thread that ends after it was signalled and before its handler
+ * ran never lowers the count (glibc holds a thread's exit back for this;
+ * Weft cannot hold back a thread it did not make: the program's own glibc
+ * threads, a sanitizer's).  So each signal carries its thread's index in
+ * the broadcast, the handler marks it answered, and the caller, whenever
+ * its wait for the count ends before 0 (WAIT_LOOK_NS, or a signal), asks
+ * the kernel (tgkill with signal 0) about every thread not yet answered:
+ * one that is gone is counted as answered by the caller.  Limits: only the first SETXID_TRACKED
+ * threads of a broadcast are tracked so (beyond them an ended thread
+ * still holds the broadcast for ever), and a tid the kernel gave to a new
+ * thread meanwhile reads as the old thread alive.
  *
  * Invariants: one broadcast at a time (cmd.lock).  A broadcast's pending
  * count is raised before each signal is sent and lowered by the handler
@@ -54,7 +59,9 @@
  * Async readers: the handler runs on any kernel thread, in signal context,
  * at any point of Weft's code.  It reads cmd.nr and cmd.id (written before
  * the first signal is sent: the kernel orders the send before delivery),
- * updates cmd.error, cmd.mismatch and cmd.pending with atomics, and reads
+ * updates cmd.error, cmd.mismatch and cmd.pending with atomics, exchanges
+ * its own answered[] byte (the caller exchanges it only for a thread that
+ * is gone, so exactly one of them lowers the count), and reads
  * setxid_glibc (stored with release before the wrapper is installed).  For
  * glibc's broadcast it also sets and restores the running block's `self`
  * word (tls.c names this writer).  It touches no other runtime state, takes
@@ -76,6 +83,9 @@
 
 #define SIGSETXID 33                    /* glibc's; not in <signal.h> */
 #define SETXID_MAGIC 0x5e7c1d           /* si_int of Weft's own requests */
+#define SETXID_TRACKED 65536u           /* threads a broadcast tracks by index */
+#define SETXID_UNTRACKED 0xffffffffu    /* the index of one beyond them */
+#define WAIT_LOOK_NS 10000000L          /* a wait this long looks for ended threads */
 
 static void (*setxid_glibc)(int, siginfo_t *, void *);
 /* Weft's handler stands in front of glibc's: from then on neither
@@ -91,6 +101,17 @@ static struct {
 	volatile int error;               /* -1: none yet; else the first result's errno (0: ok) */
 	volatile int mismatch;            /* two threads' calls answered differently */
 } cmd;
+
+/* answered[i]: the i-th thread signalled in this broadcast has made its
+ * call, or has ended without it (set by its handler or by the caller;
+ * cleared by the caller after the broadcast, under cmd.lock). */
+static uint8_t answered[SETXID_TRACKED];
+
+/* Lower the count for thread i, once. */
+static bool answer(uint32_t i)
+{
+	return i >= SETXID_TRACKED || __atomic_exchange_n(&answered[i], 1, __ATOMIC_ACQ_REL) == 0;
+}
 
 static long futex(volatile void *w, int op, int v)
 {
@@ -115,10 +136,11 @@ __attribute__((no_sanitize("thread")))
 #endif
 static void setxid_handler(int sig, siginfo_t *si, void *ctx)
 {
-	if (si->si_code == SI_QUEUE && si->si_value.sival_int == SETXID_MAGIC &&
+	uint64_t v = (uint64_t)(uintptr_t)si->si_value.sival_ptr;
+	if (si->si_code == SI_QUEUE && (uint32_t)v == SETXID_MAGIC &&
 	    si->si_pid == (pid_t)__weft_raw_syscall6(SYS_getpid, 0, 0, 0, 0, 0, 0)) {
 		do_call();
-		if (__atomic_sub_fetch(&cmd.pending, 1, __ATOMIC_ACQ_REL) == 0)
+		if (answer((uint32_t)(v >> 32)) && __atomic_sub_fetch(&cmd.pending, 1, __ATOMIC_ACQ_REL) == 0)
 			futex(&cmd.pending, FUTEX_WAKE, 1);
 		return;
 	}
@@ -280,10 +302,13 @@ static long signal_pass(struct tids *done, pid_t self)
 				sent = -ENOMEM;
 				goto out;
 			}
+			/* its index rides in the value's high half */
+			uint32_t i = done->n - 1 < SETXID_TRACKED ? (uint32_t)(done->n - 1) : SETXID_UNTRACKED;
+			union sigval val = { .sival_ptr = (void *)(uintptr_t)((uint64_t)i << 32 | SETXID_MAGIC) };
 			__atomic_add_fetch(&cmd.pending, 1, __ATOMIC_ACQ_REL);
-			if (__weft_sigqueue_tid(tid, SIGSETXID, (union sigval){ .sival_int = SETXID_MAGIC }) == 0)
+			if (__weft_sigqueue_tid(tid, SIGSETXID, val) == 0)
 				sent++;
-			else if (__atomic_sub_fetch(&cmd.pending, 1, __ATOMIC_ACQ_REL) == 0)
+			else if (answer(i) && __atomic_sub_fetch(&cmd.pending, 1, __ATOMIC_ACQ_REL) == 0)
 				futex(&cmd.pending, FUTEX_WAKE, 1);   /* gone meanwhile */
 		}
 	}
@@ -292,11 +317,29 @@ out:
 	return sent;
 }
 
-static void wait_pending(void)
+/* Threads signalled but not answered that have ended: counted as
+ * answered (this file's comment). */
+static void count_ended(const struct tids *done, pid_t pid)
+{
+	for (size_t i = 0; i < done->n && i < SETXID_TRACKED; i++)
+		if (!__atomic_load_n(&answered[i], __ATOMIC_ACQUIRE) &&
+		    __weft_raw_syscall6(SYS_tgkill, pid, done->v[i], 0, 0, 0, 0) == -ESRCH && answer((uint32_t)i))
+			__atomic_sub_fetch(&cmd.pending, 1, __ATOMIC_ACQ_REL);
+}
+
+static void wait_pending(const struct tids *done, pid_t pid)
 {
 	int p;
-	while ((p = __atomic_load_n(&cmd.pending, __ATOMIC_ACQUIRE)) != 0)
-		futex(&cmd.pending, FUTEX_WAIT, p);
+	while ((p = __atomic_load_n(&cmd.pending, __ATOMIC_ACQUIRE)) != 0) {
+		/* a wait cut short by a signal (the VP's tick comes every
+		 * slice) looks too, or a tick faster than the timeout would
+		 * keep it from ever looking */
+		struct timespec look = { 0, WAIT_LOOK_NS };
+		long r = __weft_raw_syscall6(SYS_futex, (long)&cmd.pending, FUTEX_WAIT | FUTEX_PRIVATE_FLAG, p,
+					     (long)&look, 0, 0);
+		if (r == -ETIMEDOUT || r == -EINTR)
+			count_ended(done, pid);
+	}
 }
 
 long __weft_setxid(long nr, long a, long b, long c)
@@ -310,6 +353,7 @@ long __weft_setxid(long nr, long a, long b, long c)
 	cmd.error = -1;
 	cmd.mismatch = 0;
 	pid_t self = (pid_t)__weft_raw_syscall6(SYS_gettid, 0, 0, 0, 0, 0, 0);
+	pid_t pid = (pid_t)__weft_raw_syscall6(SYS_getpid, 0, 0, 0, 0, 0, 0);
 	pid_t local[256];
 	struct tids done = { local, 0, sizeof local / sizeof local[0], false };
 	long r = 0;
@@ -317,7 +361,7 @@ long __weft_setxid(long nr, long a, long b, long c)
 	 * during a pass by one not yet changed is found by the next */
 	for (;;) {
 		long sent = signal_pass(&done, self);
-		wait_pending();
+		wait_pending(&done, pid);
 		if (sent < 0) {
 			r = sent;
 			break;
@@ -325,6 +369,8 @@ long __weft_setxid(long nr, long a, long b, long c)
 		if (sent == 0)
 			break;
 	}
+	/* every handler has run (the count is 0): the next broadcast's */
+	memset(answered, 0, done.n < SETXID_TRACKED ? done.n : SETXID_TRACKED);
 	if (done.mapped)
 		__weft_raw_syscall6(SYS_munmap, (long)done.v, (long)(done.cap * sizeof(pid_t)), 0, 0, 0, 0);
 	if (r < 0 && done.n == 0) {
