@@ -45,10 +45,10 @@
  * the broadcast, the handler marks it answered, and the caller, whenever
  * its wait for the count ends before 0 (WAIT_LOOK_NS, or a signal), asks
  * the kernel (tgkill with signal 0) about every thread not yet answered:
- * one that is gone is counted as answered by the caller.  Limits: only the first SETXID_TRACKED
- * threads of a broadcast are tracked so (beyond them an ended thread
- * still holds the broadcast for ever), and a tid the kernel gave to a new
- * thread meanwhile reads as the old thread alive.
+ * one that is gone is counted as answered by the caller.  Limits: only
+ * the first SETXID_TRACKED threads of a broadcast are tracked so (beyond
+ * them an ended thread still holds the broadcast for ever), and a tid the
+ * kernel gave to a new thread meanwhile reads as the old thread alive.
  *
  * Invariants: one broadcast at a time (cmd.lock).  A broadcast's pending
  * count is raised before each signal is sent and lowered by the handler
