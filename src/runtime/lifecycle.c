@@ -44,12 +44,17 @@ void __weft_ut_exit(void *retval)
 	vp = __weft_vp();
 	self->retval = retval;
 	WEFT_HB_RELEASE(self);                /* its life happens before its join */
+	struct ut *joiner = self->joinq.head;
 	__weft_wake_all_nopreempt(&self->joinq, 0);
 	vp->stat.exited++;
 	if (--__weft_proc.live == 0)
 		exit(0);
 	WEFT_STATE(self, UT_EXITING);
 	vp->exiting = self;
+	/* the joiner goes on first where POSIX leaves the order free (the
+	 * fork-join hand-off, sched.c) */
+	if (joiner)
+		__weft_hand_to(vp, joiner);
 	__weft_schedule();
 	__weft_die("thread %llu ran after it exited", (unsigned long long)self->id);
 }

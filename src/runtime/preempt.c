@@ -21,7 +21,10 @@
  *      visible by one store, and never changed or freed afterwards; the
  *      noswitch mark is written only by handlers on this kernel thread.
  *   2. Protected: it sets dispatch_pending (acted on by the next epilogue)
- *      and arms the retry timer, which only handlers touch.
+ *      and arms the retry timer, which only handlers touch.  A retry that
+ *      finds dispatch_pending clear is dropped (acted on already): it
+ *      reads that one byte, written by the tick and cleared by the
+ *      mainline on this kernel thread.
  *   3. Not protected: the runtime's state is whole (the mainline is in the
  *      program's code), and the handler makes a fake call (Mueller) into the
  *      arch trampoline, which saves every register and calls
@@ -610,8 +613,14 @@ static void on_tick(int sig, siginfo_t *si, void *ucv)
 		goto out;
 	}
 	bool retry = si->si_value.sival_int == TIMER_RETRY;
-	if (retry)
+	if (retry) {
 		timers()->retry_armed = 0;
+		/* a retry is only for a deferred tick not yet acted on; once
+		 * an epilogue has acted (and maybe switched), it would cut
+		 * the next UT's slice to a retry's length */
+		if (!vp->dispatch_pending)
+			goto out;
+	}
 	vp->async.ticks++;
 	if (vp->idle)
 		goto out;              /* asleep in the idle loop: nothing runs */

@@ -474,6 +474,15 @@ struct vp {
 					   * defers a signal meanwhile (signal.c) */
 	bool preempt_on;                  /* time slicing enabled and possible */
 	uint64_t cur_since;               /* async.ticks when cur was switched in */
+	/* The fork-join hand-off (sched.c, __weft_hand_to): the UT the
+	 * running one names to run next when it parks or ends — the thread
+	 * a join waits for, the joiner of a thread that ends.  Set by the
+	 * mainline just before it switches away, cleared by the next choice
+	 * (__weft_schedule), which honours it only where POSIX leaves the
+	 * order free.  VP-local, no async reader; a stale one (its park
+	 * returned at once) is checked again, never trusted: descriptors are
+	 * never freed (ut_table.c). */
+	struct ut *hand_to;
 	uint8_t rejoined_first;           /* the inbox put a SCHED_OTHER UT back from the
 					   * kernel at the head of its level: the next
 					   * dispatch (a kick) lets it run (handoff.c) */
@@ -1087,6 +1096,15 @@ int __weft_yield_to(struct ut *t) HIDDEN;
 /* Give up the processor: cur must already be off the ready queues
  * (BLOCKED or EXITING).  Returns when cur runs again. */
 void __weft_schedule(void) HIDDEN;
+/* The fork-join hand-off: name t to run next when the caller parks or
+ * ends now (a join names the thread it waits for, an exit its joiner).
+ * Only a hint, for the caller's next __weft_schedule on this VP: it is
+ * honoured when t is still READY and the choice is free (sched.c says
+ * when), and dropped by that choice either way. */
+static inline void __weft_hand_to(struct vp *vp, struct ut *t)
+{
+	vp->hand_to = t;
+}
 /* Change policy/priority of any live UT, moving it within its queue as
  * pthread_setschedparam (setprio false) or pthread_setschedprio does. */
 void __weft_set_sched(struct ut *t, int policy, int prio, bool setprio) HIDDEN;

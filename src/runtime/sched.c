@@ -12,10 +12,12 @@
  *
  * choose() is the only place that decides which ready UT runs next
  * (POSIX order, or a debug scheduler's pick within the top level);
- * weft_yield_to names its UT itself (a directed yield).  switch_to() is the
- * only place that moves the VP from one UT to another: it keeps errno, the
- * thread pointer, the sanitizers and the WEFT_DEBUG checks right for every
- * switch.  Nothing switches while a program's signal handler runs over
+ * weft_yield_to names its UT itself (a directed yield), and a join or an
+ * exit may name one through __weft_hand_to, which __weft_schedule honours
+ * only where POSIX leaves the order free (hand_off_choice).  switch_to()
+ * is the only place that moves the VP from one UT to another: it keeps
+ * errno, the thread pointer, the sanitizers and the WEFT_DEBUG checks
+ * right for every switch.  Nothing switches while a program's signal handler runs over
  * protected code (rt.h, "noswitch"): those points leave a dispatch pending
  * instead, acted on by the next epilogue.
  */
@@ -164,6 +166,34 @@ static inline struct ut *choose(struct vp *vp, int p)
 	return __weft_rq.rq[p];
 }
 
+/*
+ * The fork-join hand-off (Go's runnext; Cilk's work-first order): a UT
+ * that parks to join a thread that is READY runs that thread next, and a
+ * UT that ends runs its joiner next, instead of the head of the level
+ * (__weft_hand_to names them: posix/pthread_join.c, lifecycle.c).  A tree
+ * of threads that each create and join their children (skynet) then runs
+ * depth first, with a few stacks alive, taken warm from the pool; in FIFO
+ * order it ran breadth first, every thread of the tree alive at once on a
+ * fresh stack of its own (1,111,111 of them for skynet's million).
+ *
+ * Honoured only where POSIX leaves the order free: the top ready level is
+ * 0, which holds only SCHED_OTHER, SCHED_BATCH and SCHED_IDLE UTs (the
+ * SCHED_FIFO and SCHED_RR priorities start at 1), the named UT is READY
+ * there (not boosted, not already taken by another VP), and no debug
+ * scheduler chooses (its seed decides).  The named UT runs on the rest of
+ * the caller's slice, so a pair that hands the VP back and forth gives way
+ * to the rest of the level at the next tick, as one UT would.  The hint
+ * is dropped here whether honoured or not.
+ */
+static inline struct ut *hand_off_choice(struct vp *vp, int p)
+{
+	struct ut *t = vp->hand_to;
+	vp->hand_to = NULL;
+	if (p != 0 || t->state != UT_READY || t->prio != 0 || vp->debug_pick)
+		return NULL;
+	return t;
+}
+
 /* cur runs again on this kernel thread.  `stack_moved`: it comes back by
  * a switch of stacks, which told the sanitizers it began (san_leave);
  * false where a guest's kernel thread goes on with its guest on the stack
@@ -273,11 +303,13 @@ static struct ut *cs_runnable(struct vp *vp, struct ut *next)
 	return next;
 }
 
-/* The switch itself, prev to next (both decided): inlined twice, into
- * switch_to with `moved` false (the path every switch without copy-stack
- * UTs takes) and into switch_copy. */
+/* The switch itself, prev to next (both decided): inlined into switch_to
+ * with `moved` false (the path every switch without copy-stack UTs takes)
+ * and into switch_copy.  `keep_slice`: next runs on what is left of
+ * prev's time slice (the fork-join hand-off, __weft_schedule), not on a
+ * slice of its own. */
 static inline __attribute__((always_inline)) void switch_finish(struct vp *vp, struct ut *prev, struct ut *next,
-								 bool moved)
+								 bool moved, bool keep_slice)
 {
 	bool told = false;              /* ASan told already (san_leave_tp) */
 	prev->saved_errno = *vp->errnop;
@@ -288,7 +320,8 @@ static inline __attribute__((always_inline)) void switch_finish(struct vp *vp, s
 #endif
 	WEFT_STATE(next, UT_RUNNING);
 	__weft_cur_set(vp, next);
-	vp->cur_since = vp->async.ticks;
+	if (!keep_slice)
+		vp->cur_since = vp->async.ticks;
 	vp->stat.switches++;
 	if (unlikely(vp->switch_care)) {
 		if (vp->trace_on)
@@ -326,7 +359,8 @@ static inline __attribute__((always_inline)) void switch_finish(struct vp *vp, s
 		 * slice, and must not make next give the processor up at its
 		 * first epilogue.  Else, where arch_prctl is slow, every
 		 * switch drew the next one and UTs ran almost nothing. */
-		vp->cur_since = vp->async.ticks;
+		if (!keep_slice)
+			vp->cur_since = vp->async.ticks;
 	}
 	if (!told)
 		san_leave(prev, next);
@@ -341,7 +375,8 @@ static inline __attribute__((always_inline)) void switch_finish(struct vp *vp, s
 /* A switch where prev or next is a copy-stack UT (copystack.c): next may
  * have to wait for its run stack, and its frames may have to be put back,
  * through the VP's mover if prev stands on that run stack. */
-static __attribute__((noinline)) void switch_copy(struct vp *vp, struct ut *prev, struct ut *next)
+static __attribute__((noinline)) void switch_copy(struct vp *vp, struct ut *prev, struct ut *next,
+						   bool keep_slice)
 {
 	next = cs_runnable(vp, next);
 	if (next == prev) {            /* chosen again while its pick waited */
@@ -354,21 +389,26 @@ static __attribute__((noinline)) void switch_copy(struct vp *vp, struct ut *prev
 	}
 	bool moved = __weft_cs_prepare(vp, prev, next);
 	if (moved)
-		switch_finish(vp, prev, next, true);
+		switch_finish(vp, prev, next, true, keep_slice);
 	else
-		switch_finish(vp, prev, next, false);
+		switch_finish(vp, prev, next, false, keep_slice);
 }
 
 /* Every switch: prev (RUNNING, BLOCKED, READY or EXITING, already queued
  * wherever it belongs) gives the VP to next (READY, already unlinked). */
-static inline void switch_to(struct vp *vp, struct ut *next)
+static inline __attribute__((always_inline)) void switch_to_as(struct vp *vp, struct ut *next, bool keep_slice)
 {
 	struct ut *prev = vp->cur;
 	if (unlikely(vp->switch_care) && vp->cs_on && (__weft_is_copy(next) || __weft_is_copy(prev))) {
-		switch_copy(vp, prev, next);
+		switch_copy(vp, prev, next, keep_slice);
 		return;
 	}
-	switch_finish(vp, prev, next, false);
+	switch_finish(vp, prev, next, false, keep_slice);
+}
+
+static inline void switch_to(struct vp *vp, struct ut *next)
+{
+	switch_to_as(vp, next, false);
 }
 
 /* Sleep in the kernel until CLOCK_MONOTONIC reaches `deadline` (-1: no
@@ -636,6 +676,14 @@ void __weft_schedule(void)
 	struct ut *next = __weft_rq.rq[p];
 	if (unlikely(vp->switch_care))
 		next = choose(vp, p);
+	if (unlikely(vp->hand_to != NULL)) {
+		struct ut *t = hand_off_choice(vp, p);
+		if (t) {
+			rq_unlink(vp, t);
+			switch_to_as(vp, t, true);
+			return;
+		}
+	}
 	rq_unlink(vp, next);
 	if (next == vp->cur) {          /* woke itself while idling */
 		WEFT_STATE(next, UT_RUNNING);
