@@ -6,16 +6,23 @@
  */
 #include "../runtime/rt.h"
 
-EXPORT WEFT_HOT_ENTRY pthread_t pthread_self(void)
+WEFT_SLOW_PART pthread_t self_slow(void)
 {
-	struct ut *t = __weft_m1_fast_self();
-	if (likely(t))
-		return __weft_handle(t);
 	__weft_ensure();
 	/* a kernel thread Weft did not make has a guest UT (runtime/guest.c) */
 	if (unlikely(__weft_where(__weft_vp()) == WHERE_FOREIGN))
 		return __weft_guest_self();
 	return __weft_handle(__weft_self());
+}
+
+/* The M:1 answer makes no frame: everything else is self_slow's, reached
+ * by a tail call (inlined, its calls made gcc align the stack on entry). */
+EXPORT WEFT_HOT_ENTRY pthread_t pthread_self(void)
+{
+	struct ut *t = __weft_m1_fast_self();
+	if (likely(t))
+		return __weft_handle(t);
+	return self_slow();
 }
 
 EXPORT int pthread_equal(pthread_t a, pthread_t b)

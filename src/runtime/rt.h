@@ -86,6 +86,18 @@ void *__weft_arch_thread_self(void) __attribute__((visibility("hidden")));   /* 
 #else
 #define WEFT_SLOW_PART static __attribute__((noinline))
 #endif
+/* The call of such a slow part from its exported function when the
+ * slow part may park: not a tail call, so that the exported function's
+ * frame stays on a parked UT's stack, where the thread dump names the
+ * UT's call into Weft by its outermost frame in Weft's text, and dladdr
+ * knows only exported names (dump.c).  The fast path still saves no
+ * register (at most it moves the stack pointer). */
+#define WEFT_SLOW_CALL(call)                                  \
+	({                                                    \
+		__typeof__(call) weft_r_ = (call);            \
+		__asm__ volatile("" : "+r"(weft_r_));         \
+		weft_r_;                                      \
+	})
 #define likely(x) __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
 
@@ -1643,8 +1655,14 @@ static inline __attribute__((always_inline)) struct ut *__weft_m1_fast_self(void
 {
 	struct vp *vp = &__weft_vps[0];
 	if (likely(!__weft_mn && __atomic_load_n(&vp->take, __ATOMIC_RELAXED) == 0 &&
-		   __weft_arch_sp_now() - vp->cur_lo < vp->cur_span))
-		return vp->cur;
+		   __weft_arch_sp_now() - vp->cur_lo < vp->cur_span)) {
+		struct ut *cur = vp->cur;
+		/* the span is 0 while cur is NULL (same writer, the carrier
+		 * we are): the callers' NULL test folds into the one above */
+		if (!cur)
+			__builtin_unreachable();
+		return cur;
+	}
 	return NULL;
 }
 /* The end of a call that took __weft_m1_fast_self: the epilogue, as

@@ -357,6 +357,18 @@ static __attribute__((noinline)) int mn_mutex_lock(pthread_mutex_t *m)
 	WEFT_RETURN_LOCK(__weft_hb_got(m, lock_slow(wmutex_of(m), CLOCK_REALTIME, NULL, false)));
 }
 
+/* Everything but pthread_mutex_lock's M:1 fast path, apart from it so
+ * that the fast path saves no register and makes no frame (with the whole
+ * entry inline, the fast path pushed two registers and made a 24-byte
+ * frame: 8.3 -> 7.0 ns a lock+unlock on a Xeon guest). */
+WEFT_SLOW_PART int mutex_lock_entry(pthread_mutex_t *m)
+{
+	if (unlikely(__weft_mn))
+		return mn_mutex_lock(m);
+	WEFT_CALL();
+	WEFT_RETURN_LOCK(__weft_hb_got(m, lock_slow(wmutex_of(m), CLOCK_REALTIME, NULL, false)));
+}
+
 EXPORT WEFT_HOT_ENTRY int pthread_mutex_lock(pthread_mutex_t *m)
 {
 	struct wmutex *w = wmutex_of(m);
@@ -369,10 +381,7 @@ EXPORT WEFT_HOT_ENTRY int pthread_mutex_lock(pthread_mutex_t *m)
 		WEFT_FAST_EPILOGUE(EXIT_MUTEX_LOCK);
 		return 0;
 	}
-	if (unlikely(__weft_mn))
-		return mn_mutex_lock(m);
-	WEFT_CALL();
-	WEFT_RETURN_LOCK(__weft_hb_got(m, lock_slow(w, CLOCK_REALTIME, NULL, false)));
+	return WEFT_SLOW_CALL(mutex_lock_entry(m));
 }
 
 EXPORT int pthread_mutex_trylock(pthread_mutex_t *m)
@@ -440,6 +449,17 @@ static __attribute__((noinline)) int mn_mutex_unlock(pthread_mutex_t *m)
 	return unlock_slow(wmutex_of(m));
 }
 
+/* pthread_mutex_unlock's part beyond its M:1 fast path (as
+ * mutex_lock_entry). */
+WEFT_SLOW_PART int mutex_unlock_entry(pthread_mutex_t *m)
+{
+	if (unlikely(__weft_mn))
+		return mn_mutex_unlock(m);
+	WEFT_CALL();
+	WEFT_HB_RELEASE(m);
+	return unlock_slow(wmutex_of(m));
+}
+
 EXPORT WEFT_HOT_ENTRY int pthread_mutex_unlock(pthread_mutex_t *m)
 {
 	struct wmutex *w = wmutex_of(m);
@@ -452,11 +472,7 @@ EXPORT WEFT_HOT_ENTRY int pthread_mutex_unlock(pthread_mutex_t *m)
 		WEFT_FAST_EPILOGUE(EXIT_OTHER);
 		return 0;
 	}
-	if (unlikely(__weft_mn))
-		return mn_mutex_unlock(m);
-	WEFT_CALL();
-	WEFT_HB_RELEASE(m);
-	return unlock_slow(w);
+	return WEFT_SLOW_CALL(mutex_unlock_entry(m));
 }
 
 EXPORT int pthread_mutex_consistent(pthread_mutex_t *m)

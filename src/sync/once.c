@@ -48,14 +48,15 @@ WEFT_SLOW_PART int once_slow(pthread_once_t *once, void (*init)(void))
 
 /* The done check saves no register and makes no frame: the rest is
  * once_slow's (1.61 -> 1.48 ns on an EPYC guest when four registers' saves
- * were here). */
+ * were here), called so that a UT parked in it shows pthread_once in a
+ * thread dump (WEFT_SLOW_CALL). */
 EXPORT int pthread_once(pthread_once_t *once, void (*init)(void))
 {
 	if (likely(once && init && *once == ONCE_DONE)) {
 		WEFT_HB_ACQUIRE(once);
 		return 0;
 	}
-	return once_slow(once, init);
+	return WEFT_SLOW_CALL(once_slow(once, init));
 }
 
 void __weft_once_abandon(struct ut *t)
