@@ -16,7 +16,10 @@
  *   and the last check hold, and are checked)
  *   - one VP: main creates t1, t2, t3 and joins t3 first: t3 runs first,
  *     then main (t3's exit hands the VP back), then t1 and t2 as main
- *     joins them: the log is 3, 1, 2 and main ran between;
+ *     joins them: the log is 3, 1, 2 and main ran between; but a thread
+ *     that has run already keeps its place: with a and b both ready after
+ *     a yield each, joining b runs a first (a sleeper woken before others
+ *     is never run ahead of them by a join: sleep_deadline_order);
  *   - SCHED_FIFO keeps POSIX's order: main at FIFO 20 makes f1, f2 at
  *     FIFO 5 and joins f2 first: f1 still runs first;
  *   - a higher level still goes first: main at FIFO 20 makes F at FIFO 5
@@ -121,6 +124,12 @@ static void *logger(void *arg)
 	return NULL;
 }
 
+static void *yield_then_log(void *arg)
+{
+	CHECK_OK(sched_yield());
+	return logger(arg);
+}
+
 static pthread_t make(int policy, int prio, int id)
 {
 	pthread_attr_t a;
@@ -157,6 +166,20 @@ static void check_join_runs_joinee(void)
 	CHECK_EQ(norder, 3);
 	CHECK_EQ(order[1], 1);
 	CHECK_EQ(order[2], 2);
+
+	/* only a thread that has not run yet is run ahead: a and b have run
+	 * (each yielded once), so joining b runs a first, in queue order */
+	norder = 0;
+	pthread_t a, b;
+	CHECK_OK(pthread_create(&a, NULL, yield_then_log, (void *)11));
+	CHECK_OK(pthread_create(&b, NULL, yield_then_log, (void *)12));
+	CHECK_OK(sched_yield());
+	CHECK_EQ(norder, 0);            /* both ran to their yield */
+	CHECK_OK(pthread_join(b, NULL));
+	CHECK_OK(pthread_join(a, NULL));
+	CHECK_EQ(norder, 2);
+	CHECK_EQ(order[0], 11);
+	CHECK_EQ(order[1], 12);
 }
 
 static void check_fifo_order_kept(void)

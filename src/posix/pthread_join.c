@@ -35,10 +35,11 @@ static int join(pthread_t th, void **ret, int64_t deadline, bool try_only)
 		if (try_only)
 			return EBUSY;
 		t->joiner = self;
-		/* not started yet, or preempted: run it now rather than the
-		 * head of the level, where POSIX leaves the order free (the
-		 * fork-join hand-off, sched.c) */
-		if (t->state == UT_READY)
+		/* not started yet: run it now rather than the head of the
+		 * level, where POSIX leaves the order free (the fork-join
+		 * hand-off, sched.c).  One that has run keeps its place: a
+		 * sleeper woken before others stays behind them */
+		if (t->fresh && t->state == UT_READY)
 			__weft_hand_to(__weft_vp(), t);
 		int r = __weft_park_cancellable(&t->joinq, deadline, WAIT_JOIN, t);
 		__weft_hand_to(__weft_vp(), NULL);   /* a park that returned at once left it */

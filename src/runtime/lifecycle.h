@@ -63,6 +63,7 @@ static inline __attribute__((always_inline)) int __weft_ut_spawn_inline(const st
 	t->arg = how->arg;
 	t->id = __weft_proc.next_id++;
 	t->detached = how->detached;
+	t->fresh = 1;
 	t->explicit_sched = how->explicit_sched;
 	t->policy = (uint8_t)how->policy;
 	t->prio = t->base_prio = (uint8_t)how->prio;

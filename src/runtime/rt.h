@@ -227,6 +227,10 @@ struct ut {
 				       * and by the monitor (monitor.c, kick_one), which
 				       * only decide whether to end or kick a call */
 	uint8_t cancel_point;         /* enum cancel_point, while parked */
+	uint8_t fresh;                /* made, not yet run: set by spawn, cleared by its
+				       * first code (__weft_ut_main); only such a UT is
+				       * run ahead of its level by a join (the fork-join
+				       * hand-off, sched.c) */
 	struct kt *guest_kt;          /* a guest: the kernel thread Weft did not make that
 				       * this UT stands for, which alone runs it (guest.c) */
 	uint8_t away;                 /* taken off the VP by the monitor while its kernel

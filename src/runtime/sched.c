@@ -168,8 +168,9 @@ static inline struct ut *choose(struct vp *vp, int p)
 
 /*
  * The fork-join hand-off (Go's runnext; Cilk's work-first order): a UT
- * that parks to join a thread that is READY runs that thread next, and a
- * UT that ends runs its joiner next, instead of the head of the level
+ * that parks to join a thread that is READY and has never run (`fresh`)
+ * runs that thread next, and a UT that ends runs its joiner next, instead
+ * of the head of the level
  * (__weft_hand_to names them: posix/pthread_join.c, lifecycle.c).  A tree
  * of threads that each create and join their children (skynet) then runs
  * depth first, with a few stacks alive, taken warm from the pool; in FIFO
@@ -259,6 +260,7 @@ void __weft_ut_main(void *p)
 {
 	struct ut *t = p;
 	struct vp *vp = __weft_vp();
+	t->fresh = 0;
 	switched_in(vp);
 	__weft_epilogue(EXIT_OTHER);
 	/* M:N: the epilogue may have switched (a deferred tick) and t goes on
@@ -782,15 +784,10 @@ void __weft_yield_slow(void)
 		__weft_yield_level(vp, p);
 }
 
-void __weft_yield_level(struct vp *vp, int p)
+/* cur gives level p's chosen UT the VP and goes to the tail of its own. */
+static inline __attribute__((always_inline)) void yield_finish(struct vp *vp, struct ut *next, int p)
 {
 	struct ut *cur = vp->cur;
-	struct ut *next = __weft_rq.rq[p];
-	if (unlikely(vp->switch_care)) {
-		if (declined(vp))
-			return;
-		next = choose(vp, p);
-	}
 	if (next->q_next == next && p == (int)cur->prio) {
 		/* the one other ready UT of our level: trade places, leaving
 		 * the bitmap and the ready count as they are */
@@ -802,6 +799,25 @@ void __weft_yield_level(struct vp *vp, int p)
 		rq_link(vp, cur, false);
 	}
 	switch_to(vp, next);
+}
+
+/* A yield where a switch needs care (a handler over protected code may
+ * forbid it, a debug scheduler picks): apart, so that the plain yield
+ * keeps no register across a call. */
+static __attribute__((noinline)) void yield_level_care(struct vp *vp, int p)
+{
+	if (declined(vp))
+		return;
+	yield_finish(vp, choose(vp, p), p);
+}
+
+void __weft_yield_level(struct vp *vp, int p)
+{
+	if (unlikely(vp->switch_care)) {
+		yield_level_care(vp, p);
+		return;
+	}
+	yield_finish(vp, __weft_rq.rq[p], p);
 }
 
 void __weft_rotate(void)
