@@ -801,9 +801,9 @@ static inline __attribute__((always_inline)) void yield_finish(struct vp *vp, st
 	switch_to(vp, next);
 }
 
-/* A yield where a switch needs care (a handler over protected code may
- * forbid it, a debug scheduler picks): apart, so that the plain yield
- * keeps no register across a call. */
+/* A yield where a handler over protected code may forbid the switch or
+ * a debug scheduler picks: apart, so that the plain yield keeps no
+ * register across a call. */
 static __attribute__((noinline)) void yield_level_care(struct vp *vp, int p)
 {
 	if (declined(vp))
@@ -813,7 +813,9 @@ static __attribute__((noinline)) void yield_level_care(struct vp *vp, int p)
 
 void __weft_yield_level(struct vp *vp, int p)
 {
-	if (unlikely(vp->switch_care)) {
+	/* two bytes of switch_care, not the word: tp_on, set for good in
+	 * most C++ programs (libstdc++ has TLS), needs no care here */
+	if (unlikely(vp->noswitch_set | vp->debug_pick)) {
 		yield_level_care(vp, p);
 		return;
 	}
