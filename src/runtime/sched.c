@@ -190,7 +190,8 @@ static inline struct ut *hand_off_choice(struct vp *vp, int p)
 {
 	struct ut *t = vp->hand_to;
 	vp->hand_to = NULL;
-	if (p != 0 || t->state != UT_READY || t->prio != 0 || vp->debug_pick)
+	/* READY with level 0 on top: it is at level 0 (not boosted) */
+	if (p != 0 || t->state != UT_READY || vp->debug_pick)
 		return NULL;
 	return t;
 }
