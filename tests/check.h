@@ -241,6 +241,19 @@ static inline struct weft_stats test_stats(void)
 	return s;
 }
 
+/* The process's mappings now (lines of /proc/self/maps). */
+static inline long test_mappings(void)
+{
+	FILE *f = fopen("/proc/self/maps", "re");
+	CHECK(f != NULL);
+	long n = 0;
+	int c;
+	while ((c = fgetc(f)) != EOF)
+		n += c == '\n';
+	fclose(f);
+	return n;
+}
+
 /* A UT that counts and yields while `*on`, adding to `*count`: the proof
  * that the VP runs while another UT waits. */
 struct test_counter {

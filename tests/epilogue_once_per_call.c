@@ -164,6 +164,9 @@ static const char *exempt[] = {
 	"thrd_sleep", "mtx_init", "mtx_lock", "mtx_trylock", "mtx_unlock", "mtx_destroy", "mtx_timedlock",
 	"cnd_init", "cnd_signal", "cnd_broadcast", "cnd_destroy", "cnd_wait", "cnd_timedwait", "tss_create",
 	"tss_delete", "tss_get", "tss_set", "call_once",
+	/* namespaces (posix/namespace.c): the kernel's call, and at most a
+	 * wait for the monitor's end; no UT switches, none is woken */
+	"unshare", "setns",
 	/* vfork (arch/<isa>/vfork.S, runtime/vfork.c): the child returns
 	 * into the program without touching the runtime, and the parent
 	 * comes back from its system call as from any plain call */

@@ -13,18 +13,6 @@
 enum { MAX_UTS = 100000, SPARE = 24 };
 static pthread_t uts[MAX_UTS];
 
-static long count_mappings(void)
-{
-	FILE *f = fopen("/proc/self/maps", "re");
-	CHECK(f != NULL);
-	long n = 0;
-	int c;
-	while ((c = fgetc(f)) != EOF)
-		n += c == '\n';
-	fclose(f);
-	return n;
-}
-
 static long max_map_count(void)
 {
 	long v = 65530;
@@ -45,7 +33,7 @@ static size_t filler_len;
 static void use_up_mappings(long spare)
 {
 	long ps = sysconf(_SC_PAGESIZE);
-	long want = max_map_count() - count_mappings() - spare;
+	long want = max_map_count() - test_mappings() - spare;
 	CHECK(want > 0);
 	filler_len = (size_t)(2 * want + 2) * (size_t)ps;
 	filler = mmap(NULL, filler_len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);

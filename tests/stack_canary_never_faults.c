@@ -23,18 +23,6 @@ enum { NTHREADS = 4, SWITCHES = 300 };
 static char *filler;
 static size_t filler_len;
 
-static long count_mappings(void)
-{
-	FILE *f = fopen("/proc/self/maps", "re");
-	CHECK(f != NULL);
-	long n = 0;
-	int c;
-	while ((c = fgetc(f)) != EOF)
-		n += c == '\n';
-	fclose(f);
-	return n;
-}
-
 static void use_up_mappings(void)
 {
 	long max = 65530;
@@ -44,7 +32,7 @@ static void use_up_mappings(void)
 			max = 65530;
 		fclose(f);
 	}
-	long ps = sysconf(_SC_PAGESIZE), want = max - count_mappings() + 16;
+	long ps = sysconf(_SC_PAGESIZE), want = max - test_mappings() + 16;
 	filler_len = (size_t)(2 * want + 2) * (size_t)ps;
 	filler = mmap(NULL, filler_len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	CHECK(filler != MAP_FAILED);

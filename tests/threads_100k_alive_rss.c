@@ -62,17 +62,6 @@ static long resident_pages(void)
 	return rss;
 }
 
-static int count_mappings(void)
-{
-	FILE *f = fopen("/proc/self/maps", "re");
-	CHECK(f != NULL);
-	int n = 0, c;
-	while ((c = fgetc(f)) != EOF)
-		n += c == '\n';
-	fclose(f);
-	return n;
-}
-
 static void check_guarded(pthread_t t)
 {
 	pthread_attr_t a;
@@ -86,7 +75,7 @@ static void check_guarded(pthread_t t)
 int main(void)
 {
 	long page = sysconf(_SC_PAGESIZE);
-	int maps0 = count_mappings();
+	int maps0 = (int)test_mappings();
 	long rss0 = resident_pages();
 
 	for (intptr_t i = 0; i < N; i++)
@@ -100,7 +89,7 @@ int main(void)
 	CHECK_EQ(finished, 0);
 
 	long rss1 = resident_pages();
-	int maps1 = count_mappings();
+	int maps1 = (int)test_mappings();
 	struct weft_stats s;
 	CHECK_OK(weft_stats_get(&s, sizeof s));
 	CHECK_EQ(s.threads_live, N + 1);

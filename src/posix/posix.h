@@ -11,6 +11,17 @@
 
 #include "../sync/sync.h"
 
+/* A raw system call's result as the C library returns it: -1 with errno
+ * set, or the value. */
+static inline long __weft_posix_ret(long r)
+{
+	if (r < 0) {
+		errno = (int)-r;
+		return -1;
+	}
+	return r;
+}
+
 /* ---- cancellation (cancel.c) ---- */
 /* Act on the caller's cancellation request: unwind, never return. */
 void __weft_cancel_act(void) HIDDEN __attribute__((noreturn));

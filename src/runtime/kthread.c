@@ -58,6 +58,7 @@ static struct {
 	struct kt *volatile spares;       /* parked spares, a LIFO stack */
 	struct kt *volatile all;          /* every kt but kt0, newest first (grows only) */
 	glibc_create_fn create;           /* glibc's pthread_create, or NULL */
+	int (*detach)(pthread_t);         /* glibc's pthread_detach, or NULL (looked up with it) */
 	bool looked_up;
 	volatile uint64_t made;           /* spares made so far: written by whoever holds
 					   * the VP (the carrier, or the monitor's spawner
@@ -108,6 +109,10 @@ bool __weft_activations_on(void)
 		if (!f)
 			f = dlvsym(RTLD_NEXT, "pthread_create", "GLIBC_2.2.5");
 		kts.create = (glibc_create_fn)f;
+		void *d = dlvsym(RTLD_NEXT, "pthread_detach", "GLIBC_2.34");
+		if (!d)
+			d = dlvsym(RTLD_NEXT, "pthread_detach", "GLIBC_2.2.5");
+		kts.detach = (int (*)(pthread_t))d;
 	}
 	return kts.create != NULL;
 }
@@ -585,6 +590,26 @@ int __weft_kt_glibc_thread(void *(*fn)(void *), void *arg, bool foreign)
 		return glibc_thread(fn, arg, __weft_arch_tp_get());
 	multiple_threads_on();
 	return glibc_thread(fn, arg, __weft_vp()->carrier->tp);
+}
+
+bool __weft_kt_glibc_thread_can_end(void)
+{
+#if defined(__SANITIZE_ADDRESS__) || WEFT_TSAN
+	/* the sanitizers' records per kernel thread (sync/key.c's values by
+	 * tid, the word in each block: tp.h) assume Weft's kernel threads
+	 * never end: a new thread given an ended one's tid would read its
+	 * records */
+	return false;
+#else
+	return kts.detach != NULL;
+#endif
+}
+
+void __weft_kt_glibc_thread_end(void)
+{
+	/* glibc's own thread handle is its thread block, the %fs base of a
+	 * glibc thread of Weft's (it never runs on another) */
+	kts.detach((pthread_t)__weft_arch_tp_get());
 }
 
 void __weft_kt_multiple_threads_on(void)

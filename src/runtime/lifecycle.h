@@ -92,8 +92,12 @@ static inline __attribute__((always_inline)) int __weft_ut_spawn_inline(const st
 	*out = t;
 	__weft_proc.live++;
 	vp->stat.created++;
-	/* a second UT: blocking in unwrapped calls can now stop someone */
-	if (unlikely(!__weft_monitor_settled))
+	/* a second UT: blocking in unwrapped calls can now stop someone.
+	 * live is written before settled is read: a retiring monitor's
+	 * membarrier is the fence between them (monitor.c, "retirement"), the
+	 * compiler's barrier is here */
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (unlikely(!__atomic_load_n(&__weft_monitor_settled, __ATOMIC_RELAXED)))
 		__weft_monitor_start(false);
 	if (unlikely(vp->sched_debug || __weft_proc.trace))
 		__weft_debug_created(self, t);

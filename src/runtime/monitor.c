@@ -66,6 +66,7 @@
 #include <fcntl.h>
 #include <linux/close_range.h>
 #include <linux/futex.h>
+#include <linux/membarrier.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -75,9 +76,16 @@
 /* Set once the monitor runs or cannot ever run: the create path's test. */
 bool __weft_monitor_settled;
 
+/* The monitor's own state.  Written by the monitor, and by its starter
+ * before it runs; a monitor after a retired one takes it over (the start
+ * lock orders them). */
 static struct {
 	bool started;
 	unsigned attempts;
+	bool can_retire;                 /* the thread may end, and membarrier has not failed */
+	uint64_t alone_since;            /* monotonic ns; 0: not alone at the last look */
+	uint64_t created_seen;           /* the VP's creates at the last look */
+	uint64_t retired_at;             /* monotonic ns of the last retirement */
 	volatile uint32_t wake;          /* futex: the monitor's sleep; bumped by an unpark */
 	uint64_t period_ns;
 } mon;
@@ -250,9 +258,11 @@ static void take_clear_busy(struct vp *vp, uint32_t add)
  */
 /* Publication: the monitor writes req 1 (release) and waits; the spawner
  * writes made, then req 0 (release); the monitor reads made after it has
- * seen 0 (acquire).  Nobody else reads either. */
+ * seen 0 (acquire).  Nobody else reads either.  req SPAWN_END: the
+ * monitor retires, and the spawner answers 0 and ends. */
+enum { SPAWN_ASK = 1, SPAWN_END = 2 };
 static struct {
-	volatile uint32_t req;           /* futex: 1 asked, 0 answered */
+	volatile uint32_t req;           /* futex: SPAWN_ASK or SPAWN_END asked, 0 answered */
 	struct kt *made;
 	bool made_ok;                    /* the spawner exists (made with the monitor) */
 	bool on;                         /* the monitor left the program's table: use it */
@@ -264,8 +274,18 @@ static void *spawner_main(void *arg)
 	on_monitor = true;
 	__weft_kt_word_claim();
 	for (;;) {
-		while (!__atomic_load_n(&spawn.req, __ATOMIC_ACQUIRE))
+		uint32_t req;
+		while (!(req = __atomic_load_n(&spawn.req, __ATOMIC_ACQUIRE)))
 			__weft_raw_syscall6(SYS_futex, (long)&spawn.req, FUTEX_WAIT | FUTEX_PRIVATE_FLAG, 0, 0, 0, 0);
+		if (req == SPAWN_END) {
+			/* the monitor retires (below): after the answer the
+			 * spawner touches nothing of spawn's, which the next
+			 * monitor's spawner may use at once */
+			__weft_kt_glibc_thread_end();
+			__atomic_store_n(&spawn.req, 0, __ATOMIC_RELEASE);
+			__weft_raw_syscall6(SYS_futex, (long)&spawn.req, FUTEX_WAKE | FUTEX_PRIVATE_FLAG, 1, 0, 0, 0);
+			return NULL;
+		}
 		spawn.made = __weft_kt_spare_for_monitor();
 		__atomic_store_n(&spawn.req, 0, __ATOMIC_RELEASE);
 		__weft_raw_syscall6(SYS_futex, (long)&spawn.req, FUTEX_WAKE | FUTEX_PRIVATE_FLAG, 1, 0, 0, 0);
@@ -277,6 +297,15 @@ static void *spawner_main(void *arg)
  * without a spawner, which means the monitor shares the program's table,
  * one made here). */
 static struct kt *kept_spare;     /* got for a takeover that backed off: the next one's */
+
+static void spawner_ask(uint32_t what)
+{
+	__atomic_store_n(&spawn.req, what, __ATOMIC_RELEASE);
+	__weft_raw_syscall6(SYS_futex, (long)&spawn.req, FUTEX_WAKE | FUTEX_PRIVATE_FLAG, 1, 0, 0, 0);
+	uint32_t v;
+	while ((v = __atomic_load_n(&spawn.req, __ATOMIC_ACQUIRE)) != 0)
+		__weft_raw_syscall6(SYS_futex, (long)&spawn.req, FUTEX_WAIT | FUTEX_PRIVATE_FLAG, v, 0, 0, 0);
+}
 
 static struct kt *monitor_spare(void)
 {
@@ -290,10 +319,7 @@ static struct kt *monitor_spare(void)
 		return k;
 	if (!spawn.on)
 		return __weft_kt_spare_for_monitor();
-	__atomic_store_n(&spawn.req, 1, __ATOMIC_RELEASE);
-	__weft_raw_syscall6(SYS_futex, (long)&spawn.req, FUTEX_WAKE | FUTEX_PRIVATE_FLAG, 1, 0, 0, 0);
-	while (__atomic_load_n(&spawn.req, __ATOMIC_ACQUIRE))
-		__weft_raw_syscall6(SYS_futex, (long)&spawn.req, FUTEX_WAIT | FUTEX_PRIVATE_FLAG, 1, 0, 0, 0);
+	spawner_ask(SPAWN_ASK);
 	return spawn.made;
 }
 
@@ -403,6 +429,10 @@ struct watch {
 	bool have;
 };
 
+/* The last look at every VP (M:N: those not started yet have no carrier,
+ * tid 0).  The monitor's. */
+static struct watch watch[WEFT_VPS_MAX];
+
 /* M:N: has a VP other than vp started (had a carrier: its tp0 is set once,
  * kthread.c's take_vp), and not gone?  Not its tid, which is 0 for the
  * instant of every handoff. */
@@ -493,24 +523,246 @@ static bool quiet(void)
  * a thousand times a second.  The flag is stored before the second look,
  * a VP stores its state before it reads the flag (rt.h): either the
  * second look sees the VP busy, or the VP sees the flag and wakes. */
-static void monitor_sleep(void)
+static void monitor_sleep(uint64_t retire_in_ns)
 {
 	struct timespec ts = { (time_t)(mon.period_ns / 1000000000u), (long)(mon.period_ns % 1000000000u) };
 	const struct timespec *tp = &ts;
+	bool parked = false;
 	uint32_t seen = __atomic_load_n(&mon.wake, __ATOMIC_ACQUIRE);
 	if (quiet()) {
 		__atomic_store_n(&__weft_monitor_parked, 1, __ATOMIC_SEQ_CST);
 		__atomic_thread_fence(__ATOMIC_SEQ_CST);
-		if (quiet())
-			tp = NULL;
-		else
+		if (quiet()) {
+			parked = true;
+			/* alone: until the retirement is due (below), no longer */
+			ts = (struct timespec){ (time_t)(retire_in_ns / 1000000000u),
+						(long)(retire_in_ns % 1000000000u) };
+			tp = retire_in_ns ? &ts : NULL;
+		} else {
 			__atomic_store_n(&__weft_monitor_parked, 0, __ATOMIC_RELAXED);
+		}
 	}
 	__weft_raw_syscall6(SYS_futex, (long)&mon.wake, FUTEX_WAIT | FUTEX_PRIVATE_FLAG, seen, (long)tp, 0, 0);
-	if (!tp) {
-		/* woken (the waker cleared the flag), or a spurious return */
+	if (parked) {
+		/* woken (the waker cleared the flag), timed out, or a spurious return */
 		__atomic_store_n(&__weft_monitor_parked, 0, __ATOMIC_RELAXED);
 	}
+}
+
+/* The start lock: see __weft_monitor_start, below. */
+static uint32_t start_lock;
+
+static void start_lock_take(void)
+{
+	while (__atomic_exchange_n(&start_lock, 1, __ATOMIC_ACQUIRE))
+		__builtin_ia32_pause();
+}
+
+static void start_lock_give(void)
+{
+	__atomic_store_n(&start_lock, 0, __ATOMIC_RELEASE);
+}
+
+/* ---- retirement ------------------------------------------------------------
+ * A process of NPTL's that is down to one thread is one kernel thread
+ * again, and programs count on it: /proc/self/task has one entry (glibc's
+ * support_wait_for_thread_exit waits for that), and unshare(CLONE_NEWUSER)
+ * refuses a process with several.  So the monitor and its spawner end once
+ * the process has been alone for RETIRE_NS, and the next create (or a
+ * foreign thread's first call) starts them again, as the first time
+ * (__weft_monitor_start).  RETIRE_NS keeps a program that creates a
+ * thread now and then from paying two kernel threads' start (about 100 us)
+ * more than once per RETIRE_NS.
+ *
+ * Alone: M:1 (M:N's other VPs keep their kernel threads), one UT
+ * (proc.live < 2) and none made since the last look (unless asked), no
+ * request on the VP's inbox, no kernel thread away
+ * (take == 0), no spare kept, and the process has no kernel thread but
+ * the first, the monitor and the spawner (/proc/self/status: a spare, a
+ * foreign thread or a helper of a library's keeps the process
+ * multithreaded anyway, and may need the monitor).  All read without the
+ * VP, as look() reads; they only propose, the decision looks again.
+ *
+ * The race with a start.  A create writes proc.live, then reads settled
+ * (lifecycle.h; only a compiler barrier between); a foreign thread's
+ * first call reads settled, and its kernel thread exists before it does.
+ * The monitor, holding the start lock, writes settled false, then calls
+ * membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED), a full fence on every
+ * thread of the process that runs meanwhile (one that does not run has
+ * passed the kernel's own), which makes the carrier's pair of plain
+ * accesses a fenced one without a fence on the create path (the
+ * asymmetric fence of userspace RCU).  Then it looks again.  Either the
+ * create's read of settled came after the fence and saw false, and it
+ * starts a monitor (waiting for the start lock until this one has ended
+ * or stayed), or its write of live came before, and the look sees two
+ * UTs: the monitor stays and writes settled true again.  A foreign thread
+ * that read true exists, and the count of kernel threads sees it.
+ * Without membarrier (before Linux 4.14, a seccomp filter) or glibc's
+ * pthread_detach, and in the sanitizer builds (kthread.c), the monitor
+ * never ends.
+ */
+#define RETIRE_NS (50ull * 1000000u)
+
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	if (__weft_raw_syscall6(SYS_clock_gettime, CLOCK_MONOTONIC, (long)&ts, 0, 0, 0, 0) != 0)
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The process's kernel threads (/proc/self/status), -1 unknown. */
+static long kernel_threads(void)
+{
+	char buf[2048];
+	long fd = __weft_raw_syscall6(SYS_openat, AT_FDCWD, (long)"/proc/self/status", O_RDONLY | O_CLOEXEC,
+				      0, 0, 0);
+	if (fd < 0)
+		return -1;
+	long r = __weft_raw_syscall6(SYS_read, fd, (long)buf, sizeof buf - 1, 0, 0, 0);
+	__weft_raw_syscall6(SYS_close, fd, 0, 0, 0, 0, 0);
+	if (r <= 0)
+		return -1;
+	buf[r] = 0;
+	char *p = strstr(buf, "\nThreads:");
+	if (!p)
+		return -1;
+	char *e;
+	long n = strtol(p + 9, &e, 10);
+	return e == p + 9 ? -1 : n;
+}
+
+static bool alone(bool asked)
+{
+	if (__weft_mn || __atomic_load_n(&__weft_proc.nvps, __ATOMIC_RELAXED) != 1)
+		return false;
+	const struct vp *vp = &__weft_vps[0];
+	/* a thread made since the last look, even one already gone: a
+	 * program that makes threads now and then at a high rate is not
+	 * alone (it would pay a monitor's start each time it makes one) */
+	uint64_t created = __atomic_load_n(&vp->stat.created, __ATOMIC_RELAXED);
+	if (created != mon.created_seen) {
+		mon.created_seen = created;
+		if (!asked)
+			return false;
+	}
+	if (__atomic_load_n(&__weft_proc.live, __ATOMIC_SEQ_CST) >= 2 ||
+	    __atomic_load_n(&vp->inbox, __ATOMIC_SEQ_CST) != NULL ||
+	    __atomic_load_n(&vp->take, __ATOMIC_SEQ_CST) != 0 || kept_spare)
+		return false;
+	return kernel_threads() == 2 + (spawn.made_ok ? 1 : 0);
+}
+
+/* A retirement asked for now (__weft_monitor_retire_now): ASK_NOW by the
+ * asker, then the monitor's answer, ASK_DONE (it has ended) or ASK_STAYED,
+ * a futex word the asker waits on.  Written by the asker (release) and by
+ * the monitor (release, after its last write of mon and spawn); read by
+ * the monitor after each look. */
+enum { ASK_NONE, ASK_NOW, ASK_DONE, ASK_STAYED };
+static volatile uint32_t retire_ask;
+
+static void answer_ask(uint32_t how)
+{
+	if (__atomic_load_n(&retire_ask, __ATOMIC_ACQUIRE) != ASK_NOW)
+		return;
+	__atomic_store_n(&retire_ask, how, __ATOMIC_RELEASE);
+	__weft_raw_syscall6(SYS_futex, (long)&retire_ask, FUTEX_WAKE | FUTEX_PRIVATE_FLAG, 1, 0, 0, 0);
+}
+
+/* After a look: true if the monitor has retired (its caller returns). */
+static bool retire(void)
+{
+	bool asked = __atomic_load_n(&retire_ask, __ATOMIC_ACQUIRE) == ASK_NOW;
+	if (!mon.can_retire || !alone(asked)) {
+		mon.alone_since = 0;
+		answer_ask(ASK_STAYED);
+		return false;
+	}
+	uint64_t now = mono_ns();
+	if (!asked) {
+		if (!mon.alone_since) {
+			mon.alone_since = now ? now : 1;
+			return false;
+		}
+		if (now - mon.alone_since < RETIRE_NS)
+			return false;
+	}
+	mon.alone_since = 0;
+	/* registered here, not at the start: the first registration waits
+	 * for an RCU grace period (12 ms here), which would hold back the
+	 * monitor's first look; again, it returns at once (and a fork's
+	 * child, whose process is new, registers afresh) */
+	if (__weft_raw_syscall6(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0, 0, 0, 0) != 0) {
+		mon.can_retire = false;
+		answer_ask(ASK_STAYED);
+		return false;
+	}
+	start_lock_take();
+	__atomic_store_n(&__weft_monitor_settled, false, __ATOMIC_SEQ_CST);
+	if (__weft_raw_syscall6(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0, 0, 0, 0) != 0 ||
+	    !alone(asked)) {
+		__atomic_store_n(&__weft_monitor_settled, true, __ATOMIC_RELEASE);
+		start_lock_give();
+		answer_ask(ASK_STAYED);
+		return false;
+	}
+	if (spawn.made_ok)
+		spawner_ask(SPAWN_END);
+	spawn.made_ok = false;
+	spawn.on = false;
+	mon.started = false;
+	mon.attempts = 0;
+	mon.retired_at = mono_ns();
+	__weft_kt_glibc_thread_end();
+	start_lock_give();
+	answer_ask(ASK_DONE);
+	return true;
+}
+
+bool __weft_monitor_retire_now(void)
+{
+	if (__weft_mn || __atomic_load_n(&__weft_proc.live, __ATOMIC_RELAXED) >= 2)
+		return false;
+	start_lock_take();
+	bool running = mon.started;
+	/* a monitor that has just retired may not have ended yet */
+	uint64_t now = mono_ns();
+	bool ending = !running && mon.retired_at && now - mon.retired_at < 1000000000u;
+	if (running)
+		__atomic_store_n(&retire_ask, ASK_NOW, __ATOMIC_RELEASE);
+	start_lock_give();
+	if (running) {
+		__atomic_fetch_add(&mon.wake, 1, __ATOMIC_RELEASE);
+		__weft_raw_syscall6(SYS_futex, (long)&mon.wake, FUTEX_WAKE | FUTEX_PRIVATE_FLAG, 1, 0, 0, 0);
+		uint32_t v;
+		while ((v = __atomic_load_n(&retire_ask, __ATOMIC_ACQUIRE)) == ASK_NOW)
+			__weft_raw_syscall6(SYS_futex, (long)&retire_ask, FUTEX_WAIT | FUTEX_PRIVATE_FLAG, v, 0, 0, 0);
+		__atomic_store_n(&retire_ask, ASK_NONE, __ATOMIC_RELAXED);
+		if (v != ASK_DONE)
+			return false;
+	} else if (!ending) {
+		return false;
+	}
+	/* the two threads have returned from their routines: wait (at most
+	 * 100 ms) until the kernel has ended them as well */
+	const struct timespec pause = { 0, 50000 };
+	for (int i = 0; i < 2000; i++) {
+		if (kernel_threads() == 1)
+			return true;
+		__weft_raw_syscall6(SYS_nanosleep, (long)&pause, 0, 0, 0, 0, 0);
+	}
+	return false;
+}
+
+/* How long the monitor may sleep while every VP is idle: until its
+ * retirement is due if it is alone, else without end (0). */
+static uint64_t retire_in(void)
+{
+	if (!mon.alone_since)
+		return 0;
+	uint64_t now = mono_ns(), due = mon.alone_since + RETIRE_NS;
+	return now < due ? due - now : 1;
 }
 
 static void *monitor_main(void *arg)
@@ -531,13 +783,18 @@ static void *monitor_main(void *arg)
 	if (spawn.made_ok &&
 	    __weft_raw_syscall6(SYS_close_range, 0, 0xffffffffl, CLOSE_RANGE_UNSHARE, 0, 0, 0) == 0)
 		spawn.on = true;
-	/* every VP (M:N: those not started yet have no carrier, tid 0) */
-	static struct watch watch[WEFT_VPS_MAX];
+	mon.can_retire = __weft_kt_glibc_thread_can_end();
+	mon.alone_since = 0;
+	mon.created_seen = 0;
+	/* a monitor after a retired one starts with no look behind it */
+	memset(watch, 0, sizeof watch);
 	for (;;) {
-		monitor_sleep();
+		monitor_sleep(retire_in());
 		unsigned n = __atomic_load_n(&__weft_proc.nvps, __ATOMIC_RELAXED);
 		for (unsigned i = 0; i < n; i++)
 			look(&__weft_vps[i], &watch[i]);
+		if (retire())
+			return NULL;
 	}
 	return NULL;
 }
@@ -551,21 +808,9 @@ static void *monitor_main(void *arg)
  * takeover's scan) nobody reads before the monitor runs or the lock is
  * let go.  From a foreign thread it leaves the TCBs alone (they belong to
  * whoever carries the VP): the carrier tells them at the first guest's
- * request, the monitor at its first takeover (kthread.c).
+ * request, the monitor at its first takeover (kthread.c).  A monitor that
+ * retired (above) is started again here, the same way.
  */
-static uint32_t start_lock;
-
-static void start_lock_take(void)
-{
-	while (__atomic_exchange_n(&start_lock, 1, __ATOMIC_ACQUIRE))
-		__builtin_ia32_pause();
-}
-
-static void start_lock_give(void)
-{
-	__atomic_store_n(&start_lock, 0, __ATOMIC_RELEASE);
-}
-
 static void monitor_start_locked(bool foreign)
 {
 	unsigned us = __weft_cfg()->block_threshold_us;
@@ -596,6 +841,13 @@ static void monitor_start_locked(bool foreign)
 		WEFT_VG_UNCHECKED(&mon, sizeof mon);
 		WEFT_VG_UNCHECKED(&spawn, sizeof spawn);
 		WEFT_VG_UNCHECKED(&__weft_monitor_parked, sizeof __weft_monitor_parked);
+		/* and so are the retirement's: the start lock, settled
+		 * (membarrier is the create path's fence) and the ask word */
+		WEFT_VG_UNCHECKED(&start_lock, sizeof start_lock);
+		WEFT_VG_UNCHECKED(&__weft_monitor_settled, sizeof __weft_monitor_settled);
+		WEFT_VG_UNCHECKED((void *)&retire_ask, sizeof retire_ask);
+		WEFT_VG_UNCHECKED(&kept_spare, sizeof kept_spare);
+		WEFT_VG_UNCHECKED(watch, sizeof watch);
 	}
 	/* Out of memory or mappings now: tried again at the next few creates,
 	 * quietly (the process may be starved on purpose); then one line. */
@@ -639,6 +891,8 @@ void __weft_monitor_after_fork(struct vp *vp)
 	spawn.made_ok = false;
 	spawn.req = 0;
 	kept_spare = NULL;                /* the parent's kernel thread */
+	retire_ask = ASK_NONE;
+	mon.alone_since = 0;
 	__weft_monitor_parked = 0;
 	__weft_monitor_settled = false;
 	__atomic_store_n(&vp->take, 0, __ATOMIC_RELAXED);

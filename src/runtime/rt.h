@@ -1745,9 +1745,16 @@ bool __weft_on_monitor(void) HIDDEN;
 /* The monitor: started once a second UT exists (the carrier, foreign
  * false) or a kernel thread Weft did not make first asks for the VP (that
  * thread, foreign true); until it runs, or cannot ever run, every create
- * tries (settled says it is done). */
+ * tries (settled says it is done).  The monitor retires when the process
+ * is down to one thread (monitor.c, "retirement") and writes settled false
+ * then: the next create starts it again. */
 extern bool __weft_monitor_settled HIDDEN;
 void __weft_monitor_start(bool foreign) HIDDEN;
+/* The only UT, M:1, asks the monitor to retire at once (for a call Linux
+ * refuses a multithreaded process: posix/namespace.c); true once the
+ * monitor and its spawner have ended, false if they stayed (not alone:
+ * monitor.c) or none runs.  Waits in the kernel meanwhile. */
+bool __weft_monitor_retire_now(void) HIDDEN;
 /* Per-UT TLS on for a first guest (carrier), under the start's lock: a
  * foreign thread may be scanning the modules for the start meanwhile. */
 void __weft_monitor_tls_on(void) HIDDEN;
@@ -1951,6 +1958,12 @@ struct kt *__weft_kt_spare_pop(void) HIDDEN;
  * TCBs are told first), or a kernel thread Weft did not make, on its own
  * thread block (foreign true). */
 int __weft_kt_glibc_thread(void *(*fn)(void *), void *arg, bool foreign) HIDDEN;
+/* Such a thread may end (the monitor's, when the process is down to one
+ * thread: monitor.c): glibc's pthread_detach is known, and no sanitizer
+ * keeps records per kernel thread.  It calls __weft_kt_glibc_thread_end,
+ * which detaches it (nobody joins it), then returns from its routine. */
+bool __weft_kt_glibc_thread_can_end(void) HIDDEN;
+void __weft_kt_glibc_thread_end(void) HIDDEN;
 /* A second kernel thread runs, or will: glibc must lock (every TCB says
  * multiple_threads).  Whoever holds the VP; once. */
 void __weft_kt_multiple_threads_on(void) HIDDEN;
