@@ -124,7 +124,6 @@ static struct {
 	void (*deallocate_tls)(void *, bool);
 	void (*get_static_info)(size_t *, size_t *);
 	void (*call_tls_dtors)(void);
-	void (*ctype_init)(void);        /* glibc's __ctype_init, or NULL */
 	struct tls_ctx *pool;
 } tls;
 
@@ -213,7 +212,6 @@ static const char *check_glibc(void)
 	tls.deallocate_tls = (void (*)(void *, bool))glibc_private("_dl_deallocate_tls");
 	tls.get_static_info = (void (*)(size_t *, size_t *))glibc_private("_dl_get_tls_static_info");
 	tls.call_tls_dtors = (void (*)(void))glibc_private("__call_tls_dtors");
-	tls.ctype_init = (void (*)(void))glibc_private("__ctype_init");
 	if (!tls.allocate_tls || !tls.allocate_tls_init || !tls.deallocate_tls ||
 	    !tls.get_static_info || !tls.call_tls_dtors)
 		return "glibc's TLS entry points are missing";
@@ -304,23 +302,6 @@ static struct tls_ctx *ctx_take(void)
 
 /* Give `tp` its DTV and fresh static TLS, keeping malloc's per-thread
  * state of the context it inherits. */
-/* glibc's thread start sets the thread's ctype table pointers
- * (__ctype_init): toupper, isalpha, strtod and printf's number formatting
- * read them through TLS, and in a block made here they are zero, as in the
- * TLS image (toupper and printf("%f") in a UT with TLS of its own crashed,
- * under M:N and WEFT_TLS=on).  glibc's own call, made on the new block's
- * thread pointer for its length; the block's locale is the global one, as
- * a new thread's is. */
-static void ctype_init_in(char *tp)
-{
-	if (!tls.ctype_init)
-		return;
-	void *was = __weft_arch_tp_get();
-	__weft_tp_set(tp);
-	tls.ctype_init();
-	__weft_tp_set(was);
-}
-
 static int tls_init_block(char *tp, struct tls_ctx *c)
 {
 	struct tcb_header *h = (struct tcb_header *)tp;
@@ -334,7 +315,6 @@ static int tls_init_block(char *tp, struct tls_ctx *c)
 	c->dtv = h->dtv;
 	for (unsigned i = 0; i < tls.nmw; i++)
 		*(uint64_t *)(tp + tls.mw_off[i]) = c->malloc_words[i];
-	ctype_init_in(tp);
 	return 0;
 }
 
@@ -396,7 +376,6 @@ int __weft_tls_attach_apart(struct ut *t)
 	c->dtv = ((struct tcb_header *)tp)->dtv;
 	for (unsigned i = 0; i < tls.nmw; i++)
 		*(uint64_t *)(tp + tls.mw_off[i]) = c->malloc_words[i];
-	ctype_init_in(tp);
 	*(int *)(tp + tls.errno_offset) = t->saved_errno;
 	t->tp = tp;
 	t->tls = c;
