@@ -504,7 +504,9 @@ struct vp {
 					   * dispatch (a kick) lets it run (handoff.c) */
 	uint32_t cancel_armed;            /* UTs with CANCEL_ARMED set (posix/cancel.c) */
 	struct weft_counters stat;        /* VP-local, but the monitor reads stat.switches
-					   * (a relaxed load: "has the VP moved?"), and
+					   * (a relaxed load: "has the VP moved?") and
+					   * stat.created (a relaxed load: "a UT made since
+					   * its last look?", monitor.c, retirement), and
 					   * writes takeovers while it holds the VP */
 	/* ---- the exit hook: work for the epilogue, tested with one load ----
 	 * dispatch_pending: set by the tick and by switch points that had to
