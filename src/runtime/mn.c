@@ -42,9 +42,13 @@
 #define SPIN_NS 30000                 /* how long an idle VP looks before it sleeps */
 #define IDLE_STACK_SIZE (64u << 10)
 #define LOCK_SPINS 256
+#define RTL_STARVE_NS 100000            /* a lock waiter asks for a hand-over (rt.h) */
 
 volatile uint32_t __weft_rtl;
+volatile uint32_t *volatile __weft_rtl_starving;
 bool __weft_mn;
+
+static bool wait_handed_over(void);
 
 static long futex(volatile uint32_t *w, int op, uint32_t v)
 {
@@ -64,8 +68,63 @@ void __weft_rtl_lock_slow(void)
 		    __atomic_compare_exchange_n(&__weft_rtl, &free_, 1, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
 			return;
 	}
-	while (__atomic_exchange_n(&__weft_rtl, 2, __ATOMIC_ACQUIRE) != 0)
+	int64_t since = -1;
+	while (__atomic_exchange_n(&__weft_rtl, 2, __ATOMIC_ACQUIRE) != 0) {
+		int64_t now = __weft_now();
+		if (since < 0)
+			since = now;
+		else if (now - since >= RTL_STARVE_NS && wait_handed_over())
+			return;
 		futex(&__weft_rtl, FUTEX_WAIT, 2);
+	}
+}
+
+/* This waiter has waited RTL_STARVE_NS: ask for the lock to be handed to
+ * it (rt.h, __weft_rtl_starving).  False if another waiter asked first
+ * (this one waits as before, and asks again after its next wake-up). */
+static bool wait_handed_over(void)
+{
+	uint32_t handed = 0;
+	volatile uint32_t *none = NULL;
+	if (!__atomic_compare_exchange_n(&__weft_rtl_starving, &none, &handed, false, __ATOMIC_SEQ_CST,
+					 __ATOMIC_RELAXED))
+		return false;
+	/* The lock let go before the unlock could see the claim: take it as
+	 * any waiter would, and withdraw the claim.  No unlocker can have
+	 * taken the claim meanwhile: it does so only once it has taken the
+	 * lock back itself, which this compare-exchange then fails on. */
+	uint32_t free_ = 0;
+	if (__atomic_compare_exchange_n(&__weft_rtl, &free_, 2, false, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED)) {
+		__atomic_store_n(&__weft_rtl_starving, NULL, __ATOMIC_RELAXED);
+		return true;
+	}
+	while (__atomic_load_n(&handed, __ATOMIC_ACQUIRE) == 0)
+		futex(&handed, FUTEX_WAIT, 0);
+	return true;
+}
+
+/* The unlock's slow path: sleepers to wake (was 2), or a starving waiter
+ * to hand the lock to.  The unlock has let the lock go already; it takes
+ * it back for the waiter (2: the sleepers on the word, if any, are owed a
+ * wake-up by the waiter's own unlock).  If another kernel thread took it
+ * first, that one's unlock hands it over instead. */
+void __weft_rtl_unlock_slow(uint32_t was)
+{
+	volatile uint32_t *waiter = __atomic_load_n(&__weft_rtl_starving, __ATOMIC_SEQ_CST);
+	uint32_t free_ = 0;
+	if (waiter &&
+	    __atomic_compare_exchange_n(&__weft_rtl, &free_, 2, false, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED)) {
+		/* the claim cannot have changed: only its waiter withdraws it,
+		 * and only after taking the lock, which this thread holds */
+		__atomic_store_n(&__weft_rtl_starving, NULL, __ATOMIC_RELAXED);
+		__atomic_store_n(waiter, 1, __ATOMIC_RELEASE);
+		/* the word is on the waiter's stack, which may be in use again
+		 * by now: a wake there is at worst a spurious one */
+		futex(waiter, FUTEX_WAKE, 1);
+		return;
+	}
+	if (was == 2)
+		__weft_rtl_wake();
 }
 
 void __weft_rtl_wake(void)
@@ -369,6 +428,7 @@ void __weft_mn_after_fork(struct vp *vp)
 	/* glibc's fork: the caller runs no Weft code (its atfork handler is
 	 * here), and the lock may have been another VP's in the parent */
 	__weft_rtl = vp->in_weft ? 1 : 0;
+	__weft_rtl_starving = NULL;
 	proc->mn.nidle = proc->mn.waking = proc->mn.spinning = 0;
 	proc->mn.poll_owner = -1;
 	/* A parent that never started its other VPs leaves them to the

@@ -768,7 +768,24 @@ void __weft_warn(const char *fmt, ...) HIDDEN __attribute__((format(printf, 1, 2
  * libc's (malloc's, which glibc's fork holds around the system call) that
  * the holder waits for in a malloc under this lock. */
 extern volatile uint32_t __weft_rtl HIDDEN;
+/* Starvation.  The lock is not fair: a holder that lets it go and takes it
+ * again at once (a VP whose UTs live in Weft's text: a yield loop, a join)
+ * wins over a waiter the futex has only begun to wake, every time.  An
+ * idle VP that waited in sleep_end so took no work and ran no deferred
+ * signal for as long as another VP stayed busy (a dump asked by kill()
+ * came after the program's exit).  So a waiter that has waited
+ * RTL_STARVE_NS puts the address of a word of its own here (one at a
+ * time), and the next unlock hands the lock to it: it takes the lock back
+ * at once and wakes that word, so no newcomer can barge in between (Go's
+ * sync.Mutex, starvation mode).  Written by the waiter (claimed, and
+ * withdrawn once it took the lock itself) and by the unlocker that hands
+ * over, while it holds the lock; read by every unlock, after its release,
+ * in the one total order of sequentially consistent operations: either
+ * the unlock sees the waiter's word, or the waiter's own attempt sees the
+ * lock free (mn.c). */
+extern volatile uint32_t *volatile __weft_rtl_starving HIDDEN;
 void __weft_rtl_lock_slow(void) HIDDEN;
+void __weft_rtl_unlock_slow(uint32_t was) HIDDEN;
 void __weft_rtl_wake(void) HIDDEN;
 #ifdef WEFT_DEBUG
 /* WEFT_DEBUG: the kernel thread that holds the lock, by its %gs base (its
@@ -821,8 +838,9 @@ static inline bool __weft_rtl_take_briefly(int spins)
 static inline void __weft_rtl_unlock(void)
 {
 	WEFT_RTL_OWNER_SET((void *)-1);
-	if (unlikely(__atomic_exchange_n(&__weft_rtl, 0, __ATOMIC_RELEASE) == 2))
-		__weft_rtl_wake();
+	uint32_t was = __atomic_exchange_n(&__weft_rtl, 0, __ATOMIC_SEQ_CST);
+	if (unlikely(was == 2 || __atomic_load_n(&__weft_rtl_starving, __ATOMIC_SEQ_CST)))
+		__weft_rtl_unlock_slow(was);
 }
 /* For the takers outside Weft's text named above (over the program's
  * code, in_weft clear): take the lock under M:N unless this VP holds it
