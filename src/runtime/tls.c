@@ -39,6 +39,10 @@
  *     arena, which glibc frees only on a kernel thread's exit) — goes to a
  *     pool for the next UT: nothing is allocated when a UT is made in the
  *     steady state, and nothing leaks however many UTs come and go.
+ *   - Each new block gets the three ctype table pointers a new glibc thread
+ *     gets from __ctype_init (they are zero in the TLS image, and toupper,
+ *     the is* classes, strtod and printf's number formatting read them):
+ *     the global locale's tables, as setlocale last set them (ctype_fill).
  *
  * Facts about glibc (2.36, x86-64) this relies on are checked at start-up
  * against the running kernel thread; if one does not hold, UTs keep sharing
@@ -50,6 +54,7 @@
 #include "rt.h"
 #include "../arch/arch.h"
 
+#include <ctype.h>
 #include <dlfcn.h>
 #include <link.h>
 #include <stdlib.h>
@@ -125,6 +130,10 @@ static struct {
 	void (*get_static_info)(size_t *, size_t *);
 	void (*call_tls_dtors)(void);
 	struct tls_ctx *pool;
+	/* glibc's per-thread ctype table pointers (ctype_fill): their
+	 * offsets from tp, and where the global locale's current ones are */
+	long ctype_off[3];
+	const void *const *ctype_global[3];
 } tls;
 
 extern const long __rseq_offset __attribute__((weak));
@@ -300,6 +309,54 @@ static struct tls_ctx *ctx_take(void)
 	return calloc(1, sizeof *c);
 }
 
+/* ---- glibc's ctype tables ------------------------------------------------ */
+
+/*
+ * A glibc thread's start calls __ctype_init, which points three words of
+ * libc's TLS at the LC_CTYPE tables of the thread's locale: the class
+ * table (isalpha and the other classes, strtod, printf's number
+ * formatting), toupper's and tolower's.  In the TLS image they are zero,
+ * so in a block made here they were too, and each of those calls crashed
+ * in a UT with TLS of its own (a C program under WEFT_VPS=2 or
+ * WEFT_TLS=on).  A new block's locale is the global one (the image's), so
+ * its words get the global locale's tables as setlocale last set them.
+ *
+ * Where they are: __ctype_b_loc() and its two siblings return the word's
+ * address in the caller's block, so its offset from the caller's thread
+ * pointer is the same in every block.  What they should hold: glibc keeps
+ * the global locale's current three in its old, versioned __ctype_b,
+ * __ctype_toupper and __ctype_tolower, which setlocale rewrites on every
+ * LC_CTYPE change (ctype-info.c, _nl_postload_ctype).  Reading them is
+ * three loads, where running __ctype_init itself would need the new block
+ * as the thread pointer, and a signal taken meanwhile would run on a block
+ * whose sanitizer state is empty.  Without those symbols (another libc),
+ * a new block takes the creating thread's words: the same tables unless
+ * it chose a locale of its own (uselocale), or another thread called
+ * setlocale since its last.
+ */
+#define GLIBC_FIRST_VERSION "GLIBC_2.2.5"     /* x86-64's oldest symbol set */
+
+static void find_ctype_words(void)
+{
+	static const char *const global[3] = { "__ctype_b", "__ctype_toupper", "__ctype_tolower" };
+	char *tp = __weft_arch_tp_get();
+	tls.ctype_off[0] = (char *)__ctype_b_loc() - tp;
+	tls.ctype_off[1] = (char *)__ctype_toupper_loc() - tp;
+	tls.ctype_off[2] = (char *)__ctype_tolower_loc() - tp;
+	for (int i = 0; i < 3; i++)
+		tls.ctype_global[i] = dlvsym(RTLD_DEFAULT, global[i], GLIBC_FIRST_VERSION);
+}
+
+static void ctype_fill(char *tp)
+{
+	const char *from = __weft_arch_tp_get();
+	for (int i = 0; i < 3; i++) {
+		const void *v = tls.ctype_global[i] ? *tls.ctype_global[i]
+						     : *(const void *const *)(from + tls.ctype_off[i]);
+		*(const void **)(tp + tls.ctype_off[i]) = v;
+	}
+}
+
 /* Give `tp` its DTV and fresh static TLS, keeping malloc's per-thread
  * state of the context it inherits. */
 static int tls_init_block(char *tp, struct tls_ctx *c)
@@ -315,6 +372,7 @@ static int tls_init_block(char *tp, struct tls_ctx *c)
 	c->dtv = h->dtv;
 	for (unsigned i = 0; i < tls.nmw; i++)
 		*(uint64_t *)(tp + tls.mw_off[i]) = c->malloc_words[i];
+	ctype_fill(tp);
 	return 0;
 }
 
@@ -376,6 +434,7 @@ int __weft_tls_attach_apart(struct ut *t)
 	c->dtv = ((struct tcb_header *)tp)->dtv;
 	for (unsigned i = 0; i < tls.nmw; i++)
 		*(uint64_t *)(tp + tls.mw_off[i]) = c->malloc_words[i];
+	ctype_fill(tp);
 	*(int *)(tp + tls.errno_offset) = t->saved_errno;
 	t->tp = tp;
 	t->tls = c;
@@ -548,6 +607,7 @@ static void turn_on(struct scan *sc)
 	size_t def = __weft_stack_default_size();
 	if (!__weft_cfg()->stack_size && tls.reserve + tls.tcb_size > def / 4)
 		__weft_stack_set_default_size((def + tls.reserve + tls.tcb_size + 65535) & ~(size_t)65535);
+	find_ctype_words();
 	if (sc->libc_block)
 		find_malloc_words(sc->libc_block, sc->libc_size);
 	tls.mode = TLS_PER_UT;
