@@ -110,6 +110,24 @@ static inline __attribute__((always_inline)) int park(struct waitq *q, int64_t d
 			__weft_hooks.cancel_act();
 		return ECANCELED;
 	}
+	/* A handler is due already, and the wait is one a signal ends: it
+	 * ends at once, as the kernel's does with a signal pending, and the
+	 * handlers run here as after a wake by the signal (sigdeliver.c,
+	 * notify).  M:N: another VP routes a signal to a UT that runs here
+	 * (notify can only kick this VP, which runs it at the next safe
+	 * point); if the UT parks first, in a Weft call whose end is that
+	 * point, nothing wakes it for the signal.  The signal storm hung so:
+	 * main parked in pthread_join with 776 SIGRTMIN due, every record of
+	 * the pool then held back, the consumer it joined starved of them. */
+	if (unlikely(self->sig_ready) && kind != WAIT_OTHER &&
+	    (self->cancel_point == CP_WAITING || self->sig_intr)) {
+		if (release)
+			__weft_unlock(release);
+		self->sig_woken = (uint8_t)(__builtin_ctzll(self->sig_pend & ~self->sig_mask) + 1);
+		self->wake = EINTR;
+		__weft_sig_woken(self);
+		return EINTR;
+	}
 	if (deadline >= 0) {
 		if (deadline <= __weft_now()) {
 			if (release)
