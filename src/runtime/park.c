@@ -123,6 +123,7 @@ static inline __attribute__((always_inline)) int park(struct waitq *q, int64_t d
 	    (self->cancel_point == CP_WAITING || self->sig_intr)) {
 		if (release)
 			__weft_unlock(release);
+		__weft_hooks.wait_interrupted(kind, obj);
 		self->sig_woken = (uint8_t)(__builtin_ctzll(self->sig_pend & ~self->sig_mask) + 1);
 		self->wake = EINTR;
 		__weft_sig_woken(self);

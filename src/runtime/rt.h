@@ -735,6 +735,11 @@ struct weft_hooks {
 	 * from the dump signal's handler (signal.c, dump.c).  A new wait kind
 	 * needs its name in dump.c's table too. */
 	struct ut *(*wait_holder)(const struct ut *t);
+	/* A wait of `kind` on `obj` is about to end for a signal's handler
+	 * (sigdeliver.c's wake with EINTR, or park() finding one due): the
+	 * object may count the waiter as away from its queue until it waits
+	 * again (cond.c: a condition wait resumes after the handler). */
+	void (*wait_interrupted)(enum wait_kind kind, void *obj);
 };
 extern const struct weft_hooks __weft_hooks HIDDEN;
 

@@ -747,6 +747,7 @@ static void notify(struct vp *vp, struct ut *t, int sig)
 		return;
 	}
 	if (interruptible(t)) {
+		__weft_hooks.wait_interrupted((enum wait_kind)t->wait_kind, t->wait_obj);
 		t->sig_woken = (uint8_t)sig;
 		__weft_unpark_nopreempt(t, EINTR);
 		if (t->prio > vp->cur->prio)

@@ -32,8 +32,23 @@
  * __wrefs word (offset 36, never set in Weft's layout) at every call and
  * handed to pcond.c.
  *
+ * Signals.  A signal's handler that interrupts a wait runs with the mutex
+ * let go (park), and then the wait goes on, as POSIX asks ("as if it was
+ * not interrupted") and glibc does; a timed wait keeps its deadline.  The
+ * waiter is off the queue from the wake by the signal until it parks
+ * again, so a signal or broadcast meanwhile would find no one to wake and
+ * be lost: the condition counts such waiters (`absent`, raised by the
+ * runtime's hook as it wakes one), a signal that finds the queue empty
+ * and a waiter away owes it a wake-up (`absent_wakes`), a broadcast owes
+ * every one, and a returning waiter that is owed one returns 0 instead of
+ * waiting again.  (Before the twentieth stop such a wait returned 0, a
+ * spurious wake-up: glibc's tst-eintr5 asserts it never returns.)
+ *
  * Invariant: `mutex` is the mutex of the current waiters (POSIX allows only
  * one at a time; a second one is EINVAL) and NULL when there are none.
+ * absent_wakes <= absent; both 0 in a condition nobody waits on (a waiter
+ * that never comes back, ended in its handler, leaves its count: later
+ * waiters may then see a spurious wake-up, never a lost one).
  */
 #include "pshared.h"
 
@@ -63,6 +78,34 @@ static inline void forget_mutex_if_idle(struct wcond *c)
 		c->mutex = NULL;
 }
 
+void __weft_wait_interrupted(enum wait_kind kind, void *obj)
+{
+	if (kind == WAIT_COND)
+		((struct wcond *)obj)->absent++;
+}
+
+/* Park on c until signalled (0), timed out or cancelled; a signal's
+ * handler in between has run, and the wait goes on unless a wake-up came
+ * while the waiter was away (above, "Signals").  m: the waiters' mutex,
+ * let go by the caller. */
+static int cond_park(struct wcond *c, void *m, int64_t deadline)
+{
+	for (;;) {
+		int r = __weft_park_cancellable(&c->waiters, deadline, WAIT_COND, c);
+		if (r != EINTR)
+			return r;
+		if (c->absent_wakes) {
+			c->absent_wakes--;
+			c->absent--;
+			return 0;
+		}
+		c->absent--;
+		if (c->waiters.head && c->mutex != m)
+			return 0;             /* others wait with another mutex now */
+		c->mutex = m;
+	}
+}
+
 /* The waiters' mutex is process-shared: release it, park, relock it. */
 static int cond_wait_pmutex(struct wcond *c, struct wmutex *w, int64_t deadline)
 {
@@ -79,7 +122,7 @@ static int cond_wait_pmutex(struct wcond *c, struct wmutex *w, int64_t deadline)
 		forget_mutex_if_idle(c);
 		return r;
 	}
-	r = __weft_park_cancellable(&c->waiters, deadline, WAIT_COND, c);
+	r = cond_park(c, w, deadline);
 	forget_mutex_if_idle(c);
 	int lr = __weft_cond_mutex_relock(m, depth);
 	if (r == ECANCELED)
@@ -110,7 +153,7 @@ static int cond_wait(struct wcond *c, struct wmutex *w, int64_t deadline)
 	uint32_t depth = unheld ? 1 : w->count;   /* a recursive mutex is released fully */
 	if (!unheld)
 		__weft_mutex_release(w, false);
-	int r = __weft_park_cancellable(&c->waiters, deadline, WAIT_COND, c);
+	int r = cond_park(c, w, deadline);
 	forget_mutex_if_idle(c);
 	/* Handed the mutex (after morphing): r is the mutex's answer.
 	 * Otherwise relock it: signalled (0), timed out or cancelled. */
@@ -204,10 +247,15 @@ EXPORT int pthread_cond_signal(pthread_cond_t *cv)
 	struct wcond *c = wcond_of(cv);
 	if (!c)
 		return EINVAL;
-	if (likely(!c->waiters.head))
+	if (likely(!c->waiters.head && !c->absent))
 		return 0;                 /* process-shared: __wseq 0, never waited on */
 	if (pcond_is(cv))
 		return __weft_pcond_signal(cv);
+	if (!c->waiters.head) {
+		if (c->absent_wakes < c->absent)
+			c->absent_wakes++;        /* for a waiter in its handler */
+		return 0;
+	}
 	wake_first(c, true);
 	forget_mutex_if_idle(c);
 	return 0;
@@ -219,10 +267,13 @@ EXPORT int pthread_cond_broadcast(pthread_cond_t *cv)
 	struct wcond *c = wcond_of(cv);
 	if (!c)
 		return EINVAL;
-	if (likely(!c->waiters.head))
+	if (likely(!c->waiters.head && !c->absent))
 		return 0;
 	if (pcond_is(cv))
 		return __weft_pcond_broadcast(cv);
+	c->absent_wakes = c->absent;      /* every waiter in its handler too */
+	if (!c->waiters.head)
+		return 0;
 	struct wmutex *w = c->mutex;
 	if (w->kind & (MK_NOTRECOVERABLE | MK_PSHARED)) {
 		/* Nobody will ever unlock it: everyone must see the error.

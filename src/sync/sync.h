@@ -164,7 +164,9 @@ struct wcond {
 	struct waitq waiters;         /* 0 */
 	struct wmutex *mutex;         /* 8: the waiters' mutex, while any wait */
 	int clock;                    /* 16: CLOCK_REALTIME (0) or CLOCK_MONOTONIC */
-	uint32_t pad[7];
+	uint32_t absent;              /* 20: waiters a signal's handler took off the queue */
+	uint32_t absent_wakes;        /* 24: signals and broadcasts owed to them (<= absent) */
+	uint32_t pad[5];
 };
 _Static_assert(sizeof(struct wcond) == sizeof(pthread_cond_t), "cond size");
 
@@ -216,6 +218,7 @@ void __weft_tsd_release(struct ut *t) HIDDEN;             /* key.c */
 void __weft_once_abandon(struct ut *t) HIDDEN;            /* once.c */
 void __weft_robust_owner_died(struct ut *t) HIDDEN;       /* robust.c */
 struct ut *__weft_wait_holder(const struct ut *t) HIDDEN; /* describe.c */
+void __weft_wait_interrupted(enum wait_kind kind, void *obj) HIDDEN;  /* cond.c */
 /* pthread_cancel's side of a process-shared wait (pfutex.c): t, blocked in
  * a system call, may sleep on a shared futex at a cancellation point (a
  * condition or semaphore wait): wake it so that it sees the request. */
