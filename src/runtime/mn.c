@@ -46,6 +46,7 @@
 
 volatile uint32_t __weft_rtl;
 volatile uint32_t *volatile __weft_rtl_starving;
+volatile uint64_t __weft_rtl_handovers;     /* written under the lock; read by tests */
 bool __weft_mn;
 
 static bool wait_handed_over(void);
@@ -106,24 +107,39 @@ static bool wait_handed_over(void)
 /* The unlock's slow path: sleepers to wake (was 2), or a starving waiter
  * to hand the lock to.  The unlock has let the lock go already; it takes
  * it back for the waiter (2: the sleepers on the word, if any, are owed a
- * wake-up by the waiter's own unlock).  If another kernel thread took it
- * first, that one's unlock hands it over instead. */
+ * wake-up by the waiter's own unlock), and only then claims the waiter's
+ * slot, by compare-exchange from the address it read: the claim it read
+ * may be gone by then (its waiter took the lock itself in between, and
+ * withdrew it; another waiter may have claimed the slot since), and
+ * handing the lock to a waiter that no longer waits would leave it held
+ * by nobody, and write into a stack frame that is gone.  While this
+ * thread holds the lock no claim can be withdrawn, so a claim it wins is
+ * a waiter that waits, or is about to, on its word.  If another kernel
+ * thread takes the lock first, that one's unlock hands it over instead. */
 void __weft_rtl_unlock_slow(uint32_t was)
 {
-	volatile uint32_t *waiter = __atomic_load_n(&__weft_rtl_starving, __ATOMIC_SEQ_CST);
-	uint32_t free_ = 0;
-	if (waiter &&
-	    __atomic_compare_exchange_n(&__weft_rtl, &free_, 2, false, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED)) {
-		/* the claim cannot have changed: only its waiter withdraws it,
-		 * and only after taking the lock, which this thread holds */
-		__atomic_store_n(&__weft_rtl_starving, NULL, __ATOMIC_RELAXED);
-		__atomic_store_n(waiter, 1, __ATOMIC_RELEASE);
-		/* the word is on the waiter's stack, which may be in use again
-		 * by now: a wake there is at worst a spurious one */
-		futex(waiter, FUTEX_WAKE, 1);
-		return;
+	bool wake = was == 2;
+	for (;;) {
+		volatile uint32_t *waiter = __atomic_load_n(&__weft_rtl_starving, __ATOMIC_SEQ_CST);
+		uint32_t free_ = 0;
+		if (!waiter ||
+		    !__atomic_compare_exchange_n(&__weft_rtl, &free_, 2, false, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED))
+			break;
+		if (__atomic_compare_exchange_n(&__weft_rtl_starving, &waiter, NULL, false, __ATOMIC_SEQ_CST,
+						__ATOMIC_RELAXED)) {
+			__weft_rtl_handovers++;
+			__atomic_store_n(waiter, 1, __ATOMIC_RELEASE);
+			/* the word is on the waiter's stack, which may be in use
+			 * again by now: a wake there is at worst a spurious one */
+			futex(waiter, FUTEX_WAKE, 1);
+			return;
+		}
+		/* the claim read is gone: let go again (a sleeper may have come
+		 * meanwhile, so wake one at the end), and look once more */
+		__atomic_exchange_n(&__weft_rtl, 0, __ATOMIC_SEQ_CST);
+		wake = true;
 	}
-	if (was == 2)
+	if (wake)
 		__weft_rtl_wake();
 }
 

@@ -789,6 +789,7 @@ extern volatile uint32_t __weft_rtl HIDDEN;
  * the unlock sees the waiter's word, or the waiter's own attempt sees the
  * lock free (mn.c). */
 extern volatile uint32_t *volatile __weft_rtl_starving HIDDEN;
+extern volatile uint64_t __weft_rtl_handovers HIDDEN;   /* how many, for tests */
 void __weft_rtl_lock_slow(void) HIDDEN;
 void __weft_rtl_unlock_slow(uint32_t was) HIDDEN;
 void __weft_rtl_wake(void) HIDDEN;
