@@ -164,6 +164,12 @@ struct wcond {
 	struct waitq waiters;         /* 0 */
 	struct wmutex *mutex;         /* 8: the waiters' mutex, while any wait */
 	int clock;                    /* 16: CLOCK_REALTIME (0) or CLOCK_MONOTONIC */
+	/* absent and absent_wakes (cond.c, "Signals"): written by the
+	 * condition's calls and by the runtime's wait_interrupted hook as a
+	 * signal wakes a waiter (sigdeliver.c's routing: on the mainline, or
+	 * in the dispatcher over the program's code holding the runtime
+	 * lock); every access is in Weft's text, so under M:N under the
+	 * runtime lock, and no signal handler of Weft's reads them. */
 	uint32_t absent;              /* 20: waiters a signal's handler took off the queue */
 	uint32_t absent_wakes;        /* 24: signals and broadcasts owed to them (<= absent) */
 	uint32_t pad[5];
