@@ -5,6 +5,11 @@
 # the program still runs; usable values print nothing.
 set -u
 w=$1
+# Each variable alone: none of the suite's own (a stage's WEFT_VPS, the
+# debug stage's WEFT_SCHED, whose summary line is a line on stderr too).
+for v in $(env | sed -n 's/^\(WEFT_[A-Z0-9_]*\)=.*/\1/p'); do
+	unset "$v"
+done
 fail() { echo "FAIL: $*" >&2; exit 1; }
 err=$(mktemp) || exit 1
 trap 'rm -f "$err"' EXIT
