@@ -49,36 +49,12 @@ volatile uint32_t *volatile __weft_rtl_starving;
 volatile uint64_t __weft_rtl_handovers;     /* written under the lock; read by tests */
 bool __weft_mn;
 
-static bool wait_handed_over(void);
-
 static long futex(volatile uint32_t *w, int op, uint32_t v)
 {
 	return __weft_raw_syscall6(SYS_futex, (long)w, op | FUTEX_PRIVATE_FLAG, v, 0, 0, 0);
 }
 
 /* ---- the runtime lock ------------------------------------------------------ */
-
-void __weft_rtl_lock_slow(void)
-{
-	/* a holder keeps it for a Weft call's length (well under a µs):
-	 * spin first, then sleep (Drepper's futex mutex: 2 = sleepers) */
-	for (int i = 0; i < LOCK_SPINS; i++) {
-		__builtin_ia32_pause();
-		uint32_t free_ = 0;
-		if (__atomic_load_n(&__weft_rtl, __ATOMIC_RELAXED) == 0 &&
-		    __atomic_compare_exchange_n(&__weft_rtl, &free_, 1, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
-			return;
-	}
-	int64_t since = -1;
-	while (__atomic_exchange_n(&__weft_rtl, 2, __ATOMIC_ACQUIRE) != 0) {
-		int64_t now = __weft_now();
-		if (since < 0)
-			since = now;
-		else if (now - since >= RTL_STARVE_NS && wait_handed_over())
-			return;
-		futex(&__weft_rtl, FUTEX_WAIT, 2);
-	}
-}
 
 /* This waiter has waited RTL_STARVE_NS: ask for the lock to be handed to
  * it (rt.h, __weft_rtl_starving).  False if another waiter asked first
@@ -102,6 +78,28 @@ static bool wait_handed_over(void)
 	while (__atomic_load_n(&handed, __ATOMIC_ACQUIRE) == 0)
 		futex(&handed, FUTEX_WAIT, 0);
 	return true;
+}
+
+void __weft_rtl_lock_slow(void)
+{
+	/* a holder keeps it for a Weft call's length (well under a µs):
+	 * spin first, then sleep (Drepper's futex mutex: 2 = sleepers) */
+	for (int i = 0; i < LOCK_SPINS; i++) {
+		__builtin_ia32_pause();
+		uint32_t free_ = 0;
+		if (__atomic_load_n(&__weft_rtl, __ATOMIC_RELAXED) == 0 &&
+		    __atomic_compare_exchange_n(&__weft_rtl, &free_, 1, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+			return;
+	}
+	int64_t since = -1;
+	while (__atomic_exchange_n(&__weft_rtl, 2, __ATOMIC_ACQUIRE) != 0) {
+		int64_t now = __weft_now();
+		if (since < 0)
+			since = now;
+		else if (now - since >= RTL_STARVE_NS && wait_handed_over())
+			return;
+		futex(&__weft_rtl, FUTEX_WAIT, 2);
+	}
 }
 
 /* The unlock's slow path: sleepers to wake (was 2), or a starving waiter

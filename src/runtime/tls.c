@@ -345,16 +345,21 @@ static void find_ctype_words(void)
 	tls.ctype_off[2] = (char *)__ctype_tolower_loc() - tp;
 	for (int i = 0; i < 3; i++)
 		tls.ctype_global[i] = dlvsym(RTLD_DEFAULT, global[i], GLIBC_FIRST_VERSION);
+	/* all three or none: the fallback then copies all three */
+	if (!tls.ctype_global[0] || !tls.ctype_global[1] || !tls.ctype_global[2])
+		tls.ctype_global[0] = NULL;
 }
 
 static void ctype_fill(char *tp)
 {
-	const char *from = __weft_arch_tp_get();
-	for (int i = 0; i < 3; i++) {
-		const void *v = tls.ctype_global[i] ? *tls.ctype_global[i]
-						     : *(const void *const *)(from + tls.ctype_off[i]);
-		*(const void **)(tp + tls.ctype_off[i]) = v;
+	if (likely(tls.ctype_global[0])) {
+		for (int i = 0; i < 3; i++)
+			*(const void **)(tp + tls.ctype_off[i]) = *tls.ctype_global[i];
+		return;
 	}
+	const char *from = __weft_arch_tp_get();
+	for (int i = 0; i < 3; i++)
+		*(const void **)(tp + tls.ctype_off[i]) = *(const void *const *)(from + tls.ctype_off[i]);
 }
 
 /* Give `tp` its DTV and fresh static TLS, keeping malloc's per-thread

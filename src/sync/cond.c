@@ -88,7 +88,7 @@ void __weft_wait_interrupted(enum wait_kind kind, void *obj)
  * handler in between has run, and the wait goes on unless a wake-up came
  * while the waiter was away (above, "Signals").  m: the waiters' mutex,
  * let go by the caller. */
-static int cond_park(struct wcond *c, void *m, int64_t deadline)
+static int cond_park(struct wcond *c, struct wmutex *m, int64_t deadline)
 {
 	for (;;) {
 		int r = __weft_park_cancellable(&c->waiters, deadline, WAIT_COND, c);
