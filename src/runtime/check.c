@@ -98,7 +98,7 @@ void __weft_rtl_check_held(const char *where)
 	void *me = __weft_arch_gs_get();
 	void *owner = __weft_rtl_owner;
 	REQUIRE(owner == me, "invariant: %s on VP %d with in_weft set, the runtime lock held by %p (rtl %u; last taken or let go at check_held+%p)",
-		where, (int)(__weft_vp() - __weft_vps), owner, (unsigned)__weft_rtl,
+		where, (int)(__weft_vp() - __weft_vps), owner, (unsigned)__weft_rtl.word,
 		(void *)((char *)__weft_rtl_where - (char *)__weft_rtl_check_held));
 }
 

@@ -44,9 +44,7 @@
 #define LOCK_SPINS 256
 #define RTL_STARVE_NS 100000            /* a lock waiter asks for a hand-over (rt.h) */
 
-volatile uint32_t __weft_rtl;
-volatile uint32_t *volatile __weft_rtl_starving;
-volatile uint64_t __weft_rtl_handovers;     /* written under the lock; read by tests */
+struct weft_rtl_line __weft_rtl;
 bool __weft_mn;
 
 static long futex(volatile uint32_t *w, int op, uint32_t v)
@@ -57,13 +55,13 @@ static long futex(volatile uint32_t *w, int op, uint32_t v)
 /* ---- the runtime lock ------------------------------------------------------ */
 
 /* This waiter has waited RTL_STARVE_NS: ask for the lock to be handed to
- * it (rt.h, __weft_rtl_starving).  False if another waiter asked first
+ * it (rt.h, __weft_rtl.starving).  False if another waiter asked first
  * (this one waits as before, and asks again after its next wake-up). */
 static bool wait_handed_over(void)
 {
 	uint32_t handed = 0;
 	volatile uint32_t *none = NULL;
-	if (!__atomic_compare_exchange_n(&__weft_rtl_starving, &none, &handed, false, __ATOMIC_SEQ_CST,
+	if (!__atomic_compare_exchange_n(&__weft_rtl.starving, &none, &handed, false, __ATOMIC_SEQ_CST,
 					 __ATOMIC_RELAXED))
 		return false;
 	/* The lock let go before the unlock could see the claim: take it as
@@ -71,8 +69,8 @@ static bool wait_handed_over(void)
 	 * taken the claim meanwhile: it does so only once it has taken the
 	 * lock back itself, which this compare-exchange then fails on. */
 	uint32_t free_ = 0;
-	if (__atomic_compare_exchange_n(&__weft_rtl, &free_, 2, false, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED)) {
-		__atomic_store_n(&__weft_rtl_starving, NULL, __ATOMIC_RELAXED);
+	if (__atomic_compare_exchange_n(&__weft_rtl.word, &free_, 2, false, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED)) {
+		__atomic_store_n(&__weft_rtl.starving, NULL, __ATOMIC_RELAXED);
 		return true;
 	}
 	while (__atomic_load_n(&handed, __ATOMIC_ACQUIRE) == 0)
@@ -87,18 +85,18 @@ void __weft_rtl_lock_slow(void)
 	for (int i = 0; i < LOCK_SPINS; i++) {
 		__builtin_ia32_pause();
 		uint32_t free_ = 0;
-		if (__atomic_load_n(&__weft_rtl, __ATOMIC_RELAXED) == 0 &&
-		    __atomic_compare_exchange_n(&__weft_rtl, &free_, 1, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+		if (__atomic_load_n(&__weft_rtl.word, __ATOMIC_RELAXED) == 0 &&
+		    __atomic_compare_exchange_n(&__weft_rtl.word, &free_, 1, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
 			return;
 	}
 	int64_t since = -1;
-	while (__atomic_exchange_n(&__weft_rtl, 2, __ATOMIC_ACQUIRE) != 0) {
+	while (__atomic_exchange_n(&__weft_rtl.word, 2, __ATOMIC_ACQUIRE) != 0) {
 		int64_t now = __weft_now();
 		if (since < 0)
 			since = now;
 		else if (now - since >= RTL_STARVE_NS && wait_handed_over())
 			return;
-		futex(&__weft_rtl, FUTEX_WAIT, 2);
+		futex(&__weft_rtl.word, FUTEX_WAIT, 2);
 	}
 }
 
@@ -118,14 +116,14 @@ void __weft_rtl_unlock_slow(uint32_t was)
 {
 	bool wake = was == 2;
 	for (;;) {
-		volatile uint32_t *waiter = __atomic_load_n(&__weft_rtl_starving, __ATOMIC_SEQ_CST);
+		volatile uint32_t *waiter = __atomic_load_n(&__weft_rtl.starving, __ATOMIC_SEQ_CST);
 		uint32_t free_ = 0;
 		if (!waiter ||
-		    !__atomic_compare_exchange_n(&__weft_rtl, &free_, 2, false, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED))
+		    !__atomic_compare_exchange_n(&__weft_rtl.word, &free_, 2, false, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED))
 			break;
-		if (__atomic_compare_exchange_n(&__weft_rtl_starving, &waiter, NULL, false, __ATOMIC_SEQ_CST,
+		if (__atomic_compare_exchange_n(&__weft_rtl.starving, &waiter, NULL, false, __ATOMIC_SEQ_CST,
 						__ATOMIC_RELAXED)) {
-			__weft_rtl_handovers++;
+			__weft_rtl.handovers++;
 			__atomic_store_n(waiter, 1, __ATOMIC_RELEASE);
 			/* the word is on the waiter's stack, which may be in use
 			 * again by now: a wake there is at worst a spurious one */
@@ -134,7 +132,7 @@ void __weft_rtl_unlock_slow(uint32_t was)
 		}
 		/* the claim read is gone: let go again (a sleeper may have come
 		 * meanwhile, so wake one at the end), and look once more */
-		__atomic_exchange_n(&__weft_rtl, 0, __ATOMIC_SEQ_CST);
+		__atomic_exchange_n(&__weft_rtl.word, 0, __ATOMIC_SEQ_CST);
 		wake = true;
 	}
 	if (wake)
@@ -143,7 +141,7 @@ void __weft_rtl_unlock_slow(uint32_t was)
 
 void __weft_rtl_wake(void)
 {
-	futex(&__weft_rtl, FUTEX_WAKE, 1);
+	futex(&__weft_rtl.word, FUTEX_WAKE, 1);
 }
 
 /* ---- configuration ---------------------------------------------------------- */
@@ -441,8 +439,8 @@ void __weft_mn_after_fork(struct vp *vp)
 		return;
 	/* glibc's fork: the caller runs no Weft code (its atfork handler is
 	 * here), and the lock may have been another VP's in the parent */
-	__weft_rtl = vp->in_weft ? 1 : 0;
-	__weft_rtl_starving = NULL;
+	__weft_rtl.word = vp->in_weft ? 1 : 0;
+	__weft_rtl.starving = NULL;
 	proc->mn.nidle = proc->mn.waking = proc->mn.spinning = 0;
 	proc->mn.poll_owner = -1;
 	/* A parent that never started its other VPs leaves them to the

@@ -771,16 +771,17 @@ void __weft_warn(const char *fmt, ...) HIDDEN __attribute__((format(printf, 1, 2
  * the dispatcher over libc's code and by the monitor's takeover: the
  * kernel thread they interrupted or decide about may hold a lock of
  * libc's (malloc's, which glibc's fork holds around the system call) that
- * the holder waits for in a malloc under this lock. */
-extern volatile uint32_t __weft_rtl HIDDEN;
-/* Starvation.  The lock is not fair: a holder that lets it go and takes it
+ * the holder waits for in a malloc under this lock.  The lock is `word`
+ * in struct weft_rtl_line below.
+ *
+ * Starvation.  The lock is not fair: a holder that lets it go and takes it
  * again at once (a VP whose UTs live in Weft's text: a yield loop, a join)
  * wins over a waiter the futex has only begun to wake, every time.  An
  * idle VP that waited in sleep_end so took no work and ran no deferred
  * signal for as long as another VP stayed busy (a dump asked by kill()
  * came after the program's exit).  So a waiter that has waited
- * RTL_STARVE_NS puts the address of a word of its own here (one at a
- * time), and the next unlock hands the lock to it: it takes the lock back
+ * RTL_STARVE_NS puts the address of a word of its own in `starving` (one
+ * at a time), and the next unlock hands the lock to it: it takes the lock back
  * at once and wakes that word, so no newcomer can barge in between (Go's
  * sync.Mutex, starvation mode).  Written by the waiter (claimed, and
  * withdrawn once it took the lock itself) and by the unlocker that hands
@@ -788,8 +789,16 @@ extern volatile uint32_t __weft_rtl HIDDEN;
  * in the one total order of sequentially consistent operations: either
  * the unlock sees the waiter's word, or the waiter's own attempt sees the
  * lock free (mn.c). */
-extern volatile uint32_t *volatile __weft_rtl_starving HIDDEN;
-extern volatile uint64_t __weft_rtl_handovers HIDDEN;   /* how many, for tests */
+struct weft_rtl_line {
+	volatile uint32_t word;                 /* the lock: 0, 1 or 2 (above) */
+	volatile uint32_t *volatile starving;   /* the hand-over slot (above) */
+	volatile uint64_t handovers;            /* how many, for tests; under the lock */
+} __attribute__((aligned(64)));
+/* Alone on its cache line: every lock and unlock writes it, from every VP,
+ * and read-mostly words beside it (__weft_mn, read by every Weft call)
+ * missed in every other VP's cache each time (skynet under two VPs spent
+ * a third of its time in the lock's wait). */
+extern struct weft_rtl_line __weft_rtl HIDDEN;
 void __weft_rtl_lock_slow(void) HIDDEN;
 void __weft_rtl_unlock_slow(uint32_t was) HIDDEN;
 void __weft_rtl_wake(void) HIDDEN;
@@ -815,7 +824,7 @@ void __weft_rtl_check_outcall(const struct vp *vp) HIDDEN;
 static inline void __weft_rtl_lock(void)
 {
 	uint32_t free_ = 0;
-	if (unlikely(!__atomic_compare_exchange_n(&__weft_rtl, &free_, 1, false, __ATOMIC_ACQUIRE,
+	if (unlikely(!__atomic_compare_exchange_n(&__weft_rtl.word, &free_, 1, false, __ATOMIC_ACQUIRE,
 						  __ATOMIC_RELAXED)))
 		__weft_rtl_lock_slow();
 	WEFT_RTL_OWNER_SET(__weft_arch_gs_get());
@@ -824,7 +833,7 @@ static inline void __weft_rtl_lock(void)
 static inline bool __weft_rtl_trylock(void)
 {
 	uint32_t free_ = 0;
-	if (!__atomic_compare_exchange_n(&__weft_rtl, &free_, 1, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+	if (!__atomic_compare_exchange_n(&__weft_rtl.word, &free_, 1, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
 		return false;
 	WEFT_RTL_OWNER_SET(__weft_arch_gs_get());
 	return true;
@@ -844,8 +853,8 @@ static inline bool __weft_rtl_take_briefly(int spins)
 static inline void __weft_rtl_unlock(void)
 {
 	WEFT_RTL_OWNER_SET((void *)-1);
-	uint32_t was = __atomic_exchange_n(&__weft_rtl, 0, __ATOMIC_SEQ_CST);
-	if (unlikely(was == 2 || __atomic_load_n(&__weft_rtl_starving, __ATOMIC_SEQ_CST)))
+	uint32_t was = __atomic_exchange_n(&__weft_rtl.word, 0, __ATOMIC_SEQ_CST);
+	if (unlikely(was == 2 || __atomic_load_n(&__weft_rtl.starving, __ATOMIC_SEQ_CST)))
 		__weft_rtl_unlock_slow(was);
 }
 /* For the takers outside Weft's text named above (over the program's

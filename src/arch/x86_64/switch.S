@@ -45,7 +45,15 @@ __weft_switch:
 	.cfi_adjust_cfa_offset 8
 	stmxcsr	(%rsp)
 	fnstcw	4(%rsp)
-	movq	(%rsp), %rax		/* our MXCSR and x87 control word */
+	/* Our MXCSR and x87 control word as one word, as the frame holds
+	 * them (the padding is zero).  Read back at the widths they were
+	 * stored: one 8-byte load over the three stores above cannot be
+	 * forwarded from them and stalls until they reach the cache (about
+	 * 2.5 ns a switch on the Xeon guest, 8% of a yield). */
+	movl	(%rsp), %eax
+	movzwl	4(%rsp), %ecx
+	shlq	$32, %rcx
+	orq	%rcx, %rax
 	movq	%rsp, (%rdi)
 	/* From here on we are on the incoming UT's stack; its frame has the
 	 * same shape, so the CFI above stays true. */
