@@ -41,7 +41,9 @@
 
 #define SPIN_NS 30000                 /* how long an idle VP looks before it sleeps */
 #define IDLE_STACK_SIZE (64u << 10)
-#define LOCK_SPINS 256
+#define LOCK_SPINS 64
+#define RTL_BACKOFF_NS 80000            /* a lock waiter sleeps, unasked, this long at most */
+#define RTL_BACKOFF_STEP_NS 20000       /* ... a step at a time (plus the timer slack) */
 #define RTL_STARVE_NS 100000            /* a lock waiter asks for a hand-over (rt.h) */
 
 struct weft_rtl_line __weft_rtl;
@@ -78,23 +80,58 @@ static bool wait_handed_over(void)
 	return true;
 }
 
+static bool rtl_try(void)
+{
+	uint32_t free_ = 0;
+	return __atomic_load_n(&__weft_rtl.word, __ATOMIC_RELAXED) == 0 &&
+	       __atomic_compare_exchange_n(&__weft_rtl.word, &free_, 1, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
+}
+
+/*
+ * A holder keeps the lock for a Weft call's length (well under a µs), so
+ * a waiter spins first.  Then it backs off: it sleeps RTL_BACKOFF_STEP_NS
+ * at a time, on a word of its own that nobody wakes, and tries again, for
+ * RTL_BACKOFF_NS at most; only then does it sleep on the lock itself
+ * (Drepper's futex mutex: 2 = sleepers, woken by the unlock) and, past
+ * RTL_STARVE_NS, ask for the hand-over.
+ *
+ * Why back off.  When every VP's UTs live in Weft's text (a program that
+ * only creates and joins: skynet), each VP takes the lock for every call.
+ * A waiter that spins and then sleeps on the word takes it at the next
+ * unlock, so the lock, and with it every line of runtime state the calls
+ * touch, crossed between the cores at every call: two VPs ran such a
+ * program 5 to 7 times slower than one.  A waiter that stays away for a
+ * while leaves the holder's VP to run a stretch of calls on warm caches,
+ * and the lock crosses once a stretch (skynet_100k: 150 ms -> 50 ms on
+ * two VPs, 30 ms on one).  A program whose calls do not collide never
+ * gets here; one whose VPs meet now and then pays the spin, as before.
+ * The cost is latency: a waiter may take the lock up to a step (and the
+ * kernel's timer slack) after it is let go.
+ *
+ * The backoff's sleep is not on the lock word: an unlock that finds
+ * sleepers (2) wakes one waiter on that word, and a backing-off waiter
+ * that took the wake-up would leave the sleeper it was meant for asleep,
+ * and its own later unlock (it took the lock with 1) would wake nobody.
+ * Taking the lock with 1 while sleepers wait is safe, as in the spin: the
+ * woken sleeper marks the word 2 again when it finds the lock held.
+ */
 void __weft_rtl_lock_slow(void)
 {
-	/* a holder keeps it for a Weft call's length (well under a µs):
-	 * spin first, then sleep (Drepper's futex mutex: 2 = sleepers) */
 	for (int i = 0; i < LOCK_SPINS; i++) {
 		__builtin_ia32_pause();
-		uint32_t free_ = 0;
-		if (__atomic_load_n(&__weft_rtl.word, __ATOMIC_RELAXED) == 0 &&
-		    __atomic_compare_exchange_n(&__weft_rtl.word, &free_, 1, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+		if (rtl_try())
 			return;
 	}
-	int64_t since = -1;
+	int64_t since = __weft_now();
+	do {
+		uint32_t nobody = 0;
+		struct timespec step = { 0, RTL_BACKOFF_STEP_NS };
+		__weft_raw_syscall6(SYS_futex, (long)&nobody, FUTEX_WAIT | FUTEX_PRIVATE_FLAG, 0, (long)&step, 0, 0);
+		if (rtl_try())
+			return;
+	} while (__weft_now() - since < RTL_BACKOFF_NS);
 	while (__atomic_exchange_n(&__weft_rtl.word, 2, __ATOMIC_ACQUIRE) != 0) {
-		int64_t now = __weft_now();
-		if (since < 0)
-			since = now;
-		else if (now - since >= RTL_STARVE_NS && wait_handed_over())
+		if (__weft_now() - since >= RTL_STARVE_NS && wait_handed_over())
 			return;
 		futex(&__weft_rtl.word, FUTEX_WAIT, 2);
 	}

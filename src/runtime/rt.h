@@ -759,8 +759,9 @@ void __weft_warn(const char *fmt, ...) HIDDEN __attribute__((format(printf, 1, 2
  * it) and may be let go by another kernel thread than the one that took
  * it (a UT that moved between VPs).  Its acquire and release order every
  * access to runtime and sync state: the one memory-ordering argument for
- * every object (docs/architecture.md, "M:N").  A spin, then a futex wait
- * (0 free, 1 held, 2 held with sleepers).  Never taken in M:1.  Also
+ * every object (docs/architecture.md, "M:N").  A spin, a backoff (mn.c
+ * says why), then a futex wait (0 free, 1 held, 2 held with sleepers).
+ * Never taken in M:1.  Also
  * taken, by a kernel thread that does not hold it (in_weft clear), by the
  * dump signal's handler over the program's code (signal.c, on_dump), by
  * clock_gettime of a CPU clock (cpuclock.c) and by weft_stats_get
