@@ -84,8 +84,8 @@ int weft_thread_stats_get(pthread_t thread, struct weft_thread_stats *stats, siz
  * 0; EINVAL for 0 or more than 64; EBUSY once a second thread has been
  * made (unless n is the number in force); ENOTSUP where more than one
  * cannot run (under Valgrind, a static program, WEFT_ACTIVATIONS=off,
- * WEFT_TLS=off; without FSGSBASE they run, each switch then a system
- * call: docs/mn.md); EAGAIN when
+ * WEFT_TLS=off, a restartable sequence registered; without FSGSBASE they
+ * run, each switch then a system call: docs/mn.md); EAGAIN when
  * there is no memory for the VPs' idle stacks.  If kernel threads for
  * every VP cannot be made when the second thread is, the VPs that could
  * be run (one warning line; weft_stats_get's vps says how many). */
@@ -105,7 +105,9 @@ uint64_t weft_timeslice_get(void);
 /* Register a restartable atomic sequence (Bershad): if a tick interrupts a
  * UT with its PC in (begin, end), the PC goes back to begin.  The sequence
  * must end with its single committing store.  EINVAL for an empty range,
- * EAGAIN when the table (32 entries) is full. */
+ * EAGAIN when the table (32 entries) is full, ENOTSUP with more than one
+ * VP: a sequence is atomic on one processor only (with several, use an
+ * atomic instruction). */
 int weft_ras_register(const void *begin, const void *end);
 
 /* ---- Xinu/Xthreads primitives ----------------------------------------

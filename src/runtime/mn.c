@@ -200,7 +200,8 @@ int __weft_mn_set_vps(unsigned n)
 		return EINVAL;
 	if (__weft_proc.next_id != 2 || __weft_proc.mn.started)
 		return n == __weft_proc.nvps ? 0 : EBUSY;
-	if (n > 1 && __weft_mn_unavailable())
+	/* a restartable sequence registered already is atomic on one VP only */
+	if (n > 1 && (__weft_mn_unavailable() || __weft_ras_registered()))
 		return ENOTSUP;
 	/* every VP's idle stack now, while memory is to be had: the VPs
 	 * start later, at the second UT, when a program may have used it up */

@@ -1007,11 +1007,23 @@ EXPORT uint64_t weft_timeslice_get(void)
 	return __weft_vp()->preempt_on ? slice_ns : 0;
 }
 
+bool __weft_ras_registered(void)
+{
+	return nras != 0;
+}
+
 EXPORT int weft_ras_register(const void *begin, const void *end)
 {
 	if (!begin || !end || (uintptr_t)end <= (uintptr_t)begin)
 		return EINVAL;
 	__weft_ensure();
+	/* A sequence is restarted only by its own VP's tick: under M:N a UT
+	 * on another VP runs beside it, and the sequence would not be
+	 * atomic.  Refused rather than accepted and broken (the program's
+	 * counters would lose updates); __weft_mn_set_vps refuses more VPs
+	 * once one is registered. */
+	if (__weft_mn)
+		return ENOTSUP;
 	unsigned n = nras;
 	for (unsigned i = 0; i < n; i++)
 		if (ras[i].lo == (uintptr_t)begin && ras[i].hi == (uintptr_t)end)

@@ -911,6 +911,8 @@ void __weft_mn_after_fork(struct vp *vp) HIDDEN;
 int __weft_mn_set_vps(unsigned n) HIDDEN;
 /* Why M:N cannot run here, or NULL. */
 const char *__weft_mn_unavailable(void) HIDDEN;
+/* A restartable sequence has been registered (preempt.c): one VP only. */
+bool __weft_ras_registered(void) HIDDEN;
 
 /* ---- locks (lockorder.h): empty in M:1 ---- */
 static inline void __weft_lock_init(struct weft_lock *l, enum lock_class c) { l->cls = (uint8_t)c; }
