@@ -1128,11 +1128,12 @@ void __weft_yield_slow(void) HIDDEN;
 /* The part after timers have run: give way to level p (>= cur's). */
 void __weft_yield_level(struct vp *vp, int p) HIDDEN;
 static inline int __weft_highest_ready(void);
+static inline bool __weft_timers_maybe_due(void);
 /* The yield itself; vp is the caller's VP (sched_yield's M:1 entry names
  * it without asking again). */
 static inline void __weft_yield_on(struct vp *vp)
 {
-	if (unlikely(__weft_rq.timers.n != 0 || vp->inbox != NULL)) {
+	if (unlikely(vp->inbox != NULL || (__weft_rq.timers.n != 0 && __weft_timers_maybe_due()))) {
 		__weft_yield_slow();
 		return;
 	}
@@ -1234,6 +1235,16 @@ static inline int64_t __weft_timers_next(void) { return __weft_rq.timers.v[0]->d
  * counter alone; else the precise time (__weft_now) to run timers by.
  * Never late (timer.c says why). */
 int64_t __weft_timers_due_now(void) HIDDEN;
+/* The gate's "not yet" without a call (timer.c): while the cycle counter
+ * is below this, no deadline can have passed; 0 when the gate must be
+ * asked.  The switch path reads the counter once (about 10 ns here)
+ * instead of calling the gate (about 25 ns more with the yield's slow
+ * path around it). */
+extern uint64_t __weft_timer_due_cycles HIDDEN;
+static inline bool __weft_timers_maybe_due(void)
+{
+	return __weft_arch_cycles() >= __weft_timer_due_cycles;
+}
 /* At start-up: the first reading of the gate's calibration. */
 void __weft_timer_gate_begin(void) HIDDEN;
 

@@ -555,7 +555,7 @@ static int idle(struct vp *vp)
 
 static inline void run_due_timers(struct vp *vp)
 {
-	if (unlikely(__weft_timers_pending())) {
+	if (unlikely(__weft_timers_pending()) && __weft_timers_maybe_due()) {
 		int64_t now = __weft_timers_due_now();
 		if (now >= 0)
 			__weft_timers_run(now);

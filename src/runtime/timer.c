@@ -84,6 +84,15 @@ static void gate_calibrate(uint64_t c, int64_t now)
 	gate.rate_q16 = rate;
 }
 
+/* rt.h: the gate's "not yet" as a count of the cycle counter, for the
+ * switch path's inline test: mark_cycles plus the cycles the earliest
+ * deadline is away at the lower-bound rate, set when the gate answers "not
+ * yet" and cleared (0: ask the gate) when a deadline nearer than every
+ * other comes (__weft_timer_add).  A later deadline at the heap's top
+ * leaves it early, which is only a look too soon.  Written and read as
+ * the heap is (M:N: under the runtime lock). */
+uint64_t __weft_timer_due_cycles;
+
 int64_t __weft_timers_due_now(void)
 {
 	uint64_t c = __weft_arch_cycles();
@@ -92,10 +101,14 @@ int64_t __weft_timers_due_now(void)
 		if (left > 0) {
 			if (left > (INT64_C(1) << 31))
 				left = INT64_C(1) << 31;   /* with rate < 2^24: the product fits */
-			if (c - gate.mark_cycles < ((uint64_t)left * gate.rate_q16 >> 16))
+			uint64_t budget = (uint64_t)left * gate.rate_q16 >> 16;
+			if (c - gate.mark_cycles < budget) {
+				__weft_timer_due_cycles = gate.mark_cycles + budget;
 				return -1;
+			}
 		}
 	}
+	__weft_timer_due_cycles = 0;
 	int64_t now = __weft_now();
 	gate.mark_cycles = c;
 	gate.mark_ns = now;
@@ -228,10 +241,14 @@ void __weft_timer_add(struct ut *t, int64_t deadline)
 	t->deadline = deadline;
 	h->v[h->n] = t;
 	sift_up(h->v, h->n++);
-	/* the nearest deadline moved closer: an idle VP sleeping to the old
-	 * one (or for ever) must look again (M:N) */
-	if (unlikely(__weft_mn) && t->tindex == 1)
-		__weft_mn_wake_idle();
+	if (t->tindex == 1) {
+		/* the nearest deadline moved closer: the switch path's inline
+		 * "not yet" was for the old one, and an idle VP sleeping to it
+		 * (or for ever) must look again (M:N) */
+		__weft_timer_due_cycles = 0;
+		if (unlikely(__weft_mn))
+			__weft_mn_wake_idle();
+	}
 }
 
 void __weft_timer_del(struct ut *t)
