@@ -694,8 +694,10 @@ void __weft_settle_slow(void) HIDDEN;
 /* The VP the caller runs on: the one accessor.  M:1: the only VP.  M:N:
  * the %gs base of the kernel thread (set when it is given a VP: mn.c,
  * kthread.c), 0 on a kernel thread Weft never gave one (a foreign thread:
- * VP 0's guest). */
-static inline struct vp *__weft_vp(void)
+ * VP 0's guest).  Always inline: gcc kept an out-of-line copy for the
+ * thread's start and exit (paths it takes for cold), called six times a
+ * create + join. */
+static inline __attribute__((always_inline)) struct vp *__weft_vp(void)
 {
 	if (likely(!__weft_mn))
 		return &__weft_vps[0];

@@ -555,9 +555,9 @@ static __attribute__((noinline)) void pool_trim(struct ut_stack *s, struct slab 
 		b->zeroed |= 1ull << s->index;
 }
 
-/* Every case of a stack's return but the common one: its slab retired,
- * emptied, not at the head of its class's list, or the pool holding
- * enough warm pages. */
+/* Every case of a stack's return but the common ones: its slab retired,
+ * emptied with enough empty slabs kept already, not at the head of its
+ * class's list, or the pool holding enough warm pages. */
 static __attribute__((noinline)) void pooled_put_slow(struct ut_stack *s, uint32_t n, uint64_t f)
 {
 	struct slab *b = slab_at(n);
@@ -583,18 +583,23 @@ static __attribute__((noinline)) void pooled_put_slow(struct ut_stack *s, uint32
 	}
 }
 
-/* The common return: a stack back to the slab at the head of its class's
- * list, which keeps other stacks in use. */
+/* The common returns: a stack back to the slab at the head of its class's
+ * list, which keeps other stacks in use or becomes an empty slab the pool
+ * keeps (a program that makes one thread at a time and joins it empties
+ * its slab at every join). */
 static inline void pooled_put(struct ut_stack *s)
 {
 	uint32_t n = s->slab;
 	struct slab *b = slab_at(n);
+	struct pool *p = &pools[b->pool];
 	uint64_t f = b->free | 1ull << s->index;
-	if (unlikely(b->retired | (f == b->all) | (pool_free_bytes >= POOL_WARM_BYTES) |
-		     (pools[b->pool].avail != n))) {
+	bool emptied = f == b->all;
+	if (unlikely(b->retired | (pool_free_bytes >= POOL_WARM_BYTES) | (p->avail != n) |
+		     (emptied & (p->empty_slabs >= p->warm)))) {
 		pooled_put_slow(s, n, f);
 		return;
 	}
+	p->empty_slabs += emptied;
 	b->free = f;
 	pool_free_bytes += b->size;
 }
