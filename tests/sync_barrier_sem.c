@@ -147,8 +147,11 @@ PASSES_NULL static void sem_timeouts_and_errors(void)
 	CHECK_OK(sem_init(&a_sem, 0, 0));
 	for (int c = 0; c < 2; c++) {
 		clockid_t clk = c ? CLOCK_MONOTONIC : CLOCK_REALTIME;
-		struct timespec ts = test_time_in(clk, wait_ns);
+		/* t0 first: time that passes between the two (a loaded machine
+		 * preempting the kernel thread, a debug schedule switching at
+		 * clock_gettime's end) shortens the wait, not dt's bound */
 		int64_t t0 = test_now_ns();
+		struct timespec ts = test_time_in(clk, wait_ns);
 		CHECK_EQ(c ? sem_clockwait(&a_sem, clk, &ts) : sem_timedwait(&a_sem, &ts), -1);
 		CHECK_EQ(errno, ETIMEDOUT);
 		int64_t dt = test_now_ns() - t0;
