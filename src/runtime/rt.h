@@ -1239,13 +1239,14 @@ static inline int64_t __weft_timers_next(void) { return __weft_rq.timers.v[0]->d
 int64_t __weft_timers_due_now(void) HIDDEN;
 /* The gate's "not yet" without a call (timer.c): while the cycle counter
  * is below this, no deadline can have passed; 0 when the gate must be
- * asked.  The switch path reads the counter once (about 10 ns here)
- * instead of calling the gate (about 25 ns more with the yield's slow
- * path around it). */
+ * asked (then the counter is not read here: the gate reads it, and where
+ * the gate is off for good every look is the gate's clock read anyway).
+ * A yield with a sleeper pending: 42 -> 32 ns on the Xeon guest. */
 extern uint64_t __weft_timer_due_cycles HIDDEN;
 static inline bool __weft_timers_maybe_due(void)
 {
-	return __weft_arch_cycles() >= __weft_timer_due_cycles;
+	uint64_t due = __weft_timer_due_cycles;
+	return due == 0 || __weft_arch_cycles() >= due;
 }
 /* At start-up: the first reading of the gate's calibration. */
 void __weft_timer_gate_begin(void) HIDDEN;
