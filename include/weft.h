@@ -60,6 +60,9 @@ struct weft_stats {
 	uint64_t stack_saves;       /* a copy-stack thread's frames copied off its run stack */
 	uint64_t stack_restores;    /* ... and back onto it */
 	uint64_t stack_bytes_copied;/* bytes those copies moved, both ways */
+	/* several VPs (WEFT_VPS > 1) */
+	uint64_t steals;            /* ready threads a VP took from another VP's list (level 0 is
+				     * kept per VP: docs/mn.md, "Where a ready thread waits") */
 };
 
 /* Copy the counters into *stats; pass sizeof *stats. */

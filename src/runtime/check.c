@@ -7,7 +7,9 @@
  *   - the UT state machine (every state change goes through WEFT_STATE);
  *   - queue membership: bit p of ready_bits iff rq[p] non-empty; every UT on
  *     rq[p] READY with prio p, its links consistent; nready the count; the
- *     running UT on no ready queue; the UT switched to was READY;
+ *     running UT on no ready queue; the UT switched to was READY; M:N, level
+ *     0 per VP: rq[0] empty, bit 0 iff nlocal != 0, each VP's list as long as
+ *     its lq_n and holding only UTs that name it (rq_vp);
  *   - heap order: v[i]->tindex == i + 1, a parent's deadline no later than
  *     its children's, every UT in the heap BLOCKED;
  *   - counters: proc.live equals the UTs that are READY, RUNNING or BLOCKED;
@@ -46,27 +48,55 @@ void __weft_check_state(struct ut *t, enum ut_state from, enum ut_state to)
 	REQUIRE(ok, "invariant: thread %llu went from state %d to %d", (unsigned long long)t->id, from, to);
 }
 
+/* The UTs on one ready list: all READY at level p (on VP `owner`'s list
+ * when owner >= 0), linked both ways, not the one switched to. */
+static uint32_t check_list(const struct ut *h, int p, int owner, const struct ut *next, uint32_t n)
+{
+	if (!h)
+		return n;
+	const struct ut *t = h;
+	do {
+		REQUIRE(t->state == UT_READY && t->prio == p,
+			"invariant: thread %llu on ready queue %d is in state %d at priority %d",
+			(unsigned long long)t->id, p, t->state, t->prio);
+		REQUIRE(owner < 0 || t->rq_vp == owner,
+			"invariant: thread %llu on VP %d's level-0 list says VP %d", (unsigned long long)t->id,
+			owner, t->rq_vp);
+		REQUIRE(t->q_next->q_prev == t, "invariant: broken ready-queue links at thread %llu",
+			(unsigned long long)t->id);
+		REQUIRE(t != next, "invariant: the thread switched to is still on a ready queue");
+		n++;
+		t = t->q_next;
+	} while (t != h && n <= __weft_rq.nready);
+	return n;
+}
+
 static void check_queues(const struct vp *vp, const struct ut *next)
 {
 	uint32_t n = 0;
 	for (int p = 0; p < WEFT_NPRIO; p++) {
 		const struct ut *h = __weft_rq.rq[p];
 		bool bit = (__weft_rq.ready_bits[p >> 6] >> (p & 63)) & 1;
+		if (p == 0 && vp->mn_local) {
+			/* level 0 per VP (sched.c): bit 0 says some list holds one */
+			REQUIRE(!h, "invariant: level 0 is kept per VP but the shared queue holds a thread");
+			REQUIRE(bit == (__weft_rq.nlocal != 0), "invariant: ready bit 0 is %d with %u on the VPs' lists",
+				bit, __weft_rq.nlocal);
+			uint32_t before = n;
+			for (unsigned i = 0; i < __weft_proc.nvps; i++) {
+				const struct vp *v = &__weft_vps[i];
+				uint32_t m = n;
+				n = check_list(v->lq, 0, (int)i, next, n);
+				REQUIRE(n - m == v->lq_n, "invariant: VP %u's level-0 list holds %u, lq_n says %u", i,
+					n - m, v->lq_n);
+			}
+			REQUIRE(n - before == __weft_rq.nlocal, "invariant: %u on the VPs' level-0 lists, nlocal says %u",
+				n - before, __weft_rq.nlocal);
+			continue;
+		}
 		REQUIRE(bit == (h != NULL), "invariant: ready bit %d is %d but the queue is %s", p, bit,
 			h ? "not empty" : "empty");
-		if (!h)
-			continue;
-		const struct ut *t = h;
-		do {
-			REQUIRE(t->state == UT_READY && t->prio == p,
-				"invariant: thread %llu on ready queue %d is in state %d at priority %d",
-				(unsigned long long)t->id, p, t->state, t->prio);
-			REQUIRE(t->q_next->q_prev == t, "invariant: broken ready-queue links at thread %llu",
-				(unsigned long long)t->id);
-			REQUIRE(t != next, "invariant: the thread switched to is still on a ready queue");
-			n++;
-			t = t->q_next;
-		} while (t != h && n <= __weft_rq.nready);
+		n = check_list(h, p, -1, next, n);
 	}
 	REQUIRE(n == __weft_rq.nready, "invariant: %u threads on ready queues, nready says %u", n, __weft_rq.nready);
 }

@@ -161,9 +161,9 @@ static unsigned level_length(struct ut *head)
 	return n;
 }
 
-struct ut *__weft_debug_pick(struct vp *vp, int p)
+struct ut *__weft_debug_pick(struct vp *vp, struct ut *head)
 {
-	struct ut *head = __weft_rq.rq[p], *best = head;
+	struct ut *best = head;
 	if (vp->sched_debug == SD_RANDOM) {
 		unsigned k = (unsigned)(rng() % level_length(head));
 		while (k--)
@@ -201,7 +201,7 @@ static void random_step(void)
 	int p = __weft_highest_ready();
 	if (p < (int)vp->cur->prio)
 		return;
-	struct ut *t = __weft_debug_pick(vp, p);
+	struct ut *t = __weft_debug_pick(vp, __weft_level_head(vp, p));
 	uint64_t before = vp->stat.switches;
 	__weft_yield_to(t);
 	count_seeded(vp, before);
@@ -218,7 +218,7 @@ static void pct_step(void)
 	int p = __weft_highest_ready();
 	if (p < (int)cur->prio)
 		return;
-	struct ut *best = __weft_debug_pick(vp, p);
+	struct ut *best = __weft_debug_pick(vp, __weft_level_head(vp, p));
 	if (p > (int)cur->prio || best->pct_prio > cur->pct_prio) {
 		uint64_t before = vp->stat.switches;
 		__weft_yield_to(best);

@@ -65,6 +65,7 @@ void __weft_fork_child(struct vp *vp)
 	memset(__weft_rq.rq, 0, sizeof __weft_rq.rq);
 	memset(__weft_rq.ready_bits, 0, sizeof __weft_rq.ready_bits);
 	__weft_rq.nready = 0;
+	__weft_local_queues_clear();
 	__weft_rq.timers.n = 0;
 	self->tindex = 0;
 	struct reap_ctx c = { self, 0 };

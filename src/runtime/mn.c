@@ -10,7 +10,8 @@
  *
  * The design (docs/architecture.md, "M:N"): one set of ready queues and one
  * timer heap for the whole process (rt.h, struct weft_runq), chosen from by
- * the one chooser on every VP, and one lock that a kernel thread holds
+ * the one chooser on every VP — but level 0, kept per VP and stolen from
+ * (sched.c, "level 0 per VP") — and one lock that a kernel thread holds
  * while it runs Weft's code on a VP.  So Weft's text runs on one VP at a
  * time and every runtime and sync sequence runs to completion as in M:1,
  * while the program's code runs on all VPs at once.  With one VP (the
@@ -248,13 +249,14 @@ void __weft_mn_start(void)
 	 * that runs elsewhere at the same time. */
 	__weft_kt0_tcb_apart();
 	__weft_kt_multiple_threads_on();
+	__weft_local_queues_on();         /* sets v0's mn_local, copied below */
 	struct vp *v0 = &__weft_vps[0];
 	sigset_t kmask;
 	__weft_raw_syscall6(SYS_rt_sigprocmask, SIG_BLOCK, 0, (long)&kmask, 8, 0, 0);
 	for (unsigned i = 1; i < proc->nvps; i++) {
 		struct vp *vp = &__weft_vps[i];
 		vp->index = i;
-		/* debug_pick, trace_on, tp_on, cpu_acct; not noswitch_set */
+		/* debug_pick, trace_on, tp_on, cpu_acct, mn_local; not noswitch_set */
 		vp->switch_care = v0->switch_care & ~(uint64_t)0xff;
 		vp->sched_debug = v0->sched_debug;
 		vp->preempt_on = v0->preempt_on;

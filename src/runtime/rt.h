@@ -231,6 +231,8 @@ struct ut {
 				       * first code (__weft_ut_main); only such a UT is
 				       * run ahead of its level by a join (the fork-join
 				       * hand-off, sched.c) */
+	uint8_t rq_vp;                /* M:N, READY at level 0: the index of the VP whose
+				       * list (vp->lq) holds it (sched.c) */
 	struct kt *guest_kt;          /* a guest: the kernel thread Weft did not make that
 				       * this UT stands for, which alone runs it (guest.c) */
 	uint8_t away;                 /* taken off the VP by the monitor while its kernel
@@ -328,6 +330,7 @@ struct weft_counters {
 	uint64_t takeovers;            /* the VP taken from a kernel thread blocked in code
 					* Weft did not wrap (monitor.c) */
 	uint64_t cs_saves, cs_restores, cs_bytes;   /* copy-stack frames moved (copystack.c) */
+	uint64_t steals;               /* level-0 UTs taken from another VP's list (sched.c) */
 };
 
 /* Debug schedulers (Mueller's "perverted scheduling"), WEFT_SCHED. */
@@ -383,12 +386,20 @@ struct vp_deferred {
  * sees every ready UT and the N running UTs are the N best (POSIX
  * priorities across VPs).  One circular list per priority level 0..99 and a
  * 128-bit bitmap of the non-empty levels (sched.c keeps the invariants).
+ * Level 0 alone (SCHED_OTHER, BATCH, IDLE: POSIX leaves their order to the
+ * implementation) is kept per VP once several VPs run (vp->lq, mn_local):
+ * a UT made ready goes to the list of the VP that readied it, and a VP
+ * takes from its own list first and steals from the others' (sched.c,
+ * "level 0 per VP").  The levels above stay shared, one FIFO each.
  */
 struct weft_runq {
-	uint64_t ready_bits[2];           /* bit p set iff rq[p] non-empty */
+	uint64_t ready_bits[2];           /* bit p set iff rq[p] non-empty; bit 0
+					   * under M:N: iff nlocal != 0 */
 	uint32_t nready;                  /* UTs on the queues; M:N: read without the
 					   * lock by spinning idle VPs (a hint only) */
-	struct ut *rq[WEFT_NPRIO];        /* circular lists, head = next to run */
+	uint32_t nlocal;                  /* M:N: UTs on the VPs' level-0 lists (vp->lq) */
+	struct ut *rq[WEFT_NPRIO];        /* circular lists, head = next to run;
+					   * M:N: rq[0] stays empty (vp->lq instead) */
 	struct timer_heap timers;
 };
 extern struct weft_runq __weft_rq HIDDEN;
@@ -438,15 +449,19 @@ struct vp {
 	 * handler runs over protected code):
 	 * noswitch_set mirrors noswitch.sp != 0 (written with it, by the
 	 * dispatcher; cleared by the mainline when stale); debug_pick says a
-	 * debug scheduler chooses within a level, trace_on that WEFT_TRACE
+	 * debug scheduler chooses within a level, mn_local that level 0 is
+	 * kept per VP (sched.c), trace_on that WEFT_TRACE
 	 * records switches (both start-up); tp_on that some UT carries a
 	 * thread pointer of its own (the TLS seam; set once, never cleared). */
 	union {
 		struct {
 			volatile uint8_t noswitch_set;
 			uint8_t debug_pick;
-			uint8_t trace_on;
+			uint8_t mn_local;          /* level 0 is kept per VP (vp->lq: several
+						    * VPs run, mn.c; set before they start,
+						    * never cleared) */
 			uint8_t tp_on;
+			uint8_t trace_on;
 			uint8_t cpu_acct;          /* per-UT CPU clocks are kept (cpuclock.c;
 						    * set once, never cleared) */
 			uint8_t cs_on;             /* a copy-stack UT exists (copystack.c;
@@ -462,6 +477,8 @@ struct vp {
 		};
 		volatile uint64_t switch_care;
 	};
+#define VP_YIELD_CARE 0xffffffull  /* switch_care's first three bytes: what a
+				    * yield looks at (sched.c, __weft_yield_level) */
 	/* UTs back from a blocking call made off the VP (handoff.c): pushed
 	 * by any kernel thread (atomic, linked through q_next), taken whole by
 	 * the carrier's mainline (__weft_inbox_drain); under M:N also by any
@@ -524,6 +541,13 @@ struct vp {
 		};
 		volatile uint32_t exit_hook;
 	};
+	/* ---- M:N, under the runtime lock, by any VP ----
+	 * Level 0's ready UTs readied on this VP, while mn_local (sched.c,
+	 * "level 0 per VP"): a circular list like rq[p], head next to run,
+	 * and its length.  Linked to by this VP only; unlinked by any VP that
+	 * takes from it (a steal, a hand-off, a priority change). */
+	struct ut *lq __attribute__((aligned(64)));
+	uint32_t lq_n;
 	/* ---- async ---- */
 	struct vp_async async;
 	struct vp_noswitch noswitch;
@@ -1117,6 +1141,10 @@ static inline bool __weft_on_vp_thread(const struct vp *vp);
 /* ---- scheduler (sched.c) ---- */
 /* Make t READY at the tail of its priority; no switch. */
 void __weft_ready(struct ut *t) HIDDEN;
+/* M:N: level 0 kept per VP from now on (mn.c, before the other VPs
+ * start); a fork's child empties every VP's list (fork.c). */
+void __weft_local_queues_on(void) HIDDEN;
+void __weft_local_queues_clear(void) HIDDEN;
 /* Ready at the head of its level (a SCHED_OTHER UT back from the kernel:
  * handoff.c), to run before the UTs that were already ready there. */
 void __weft_ready_first(struct ut *t) HIDDEN;
@@ -1525,8 +1553,12 @@ static inline int __weft_sig_woken_by(void) { return __weft_vp()->cur->sig_woken
 /* Parse a WEFT_SCHED value: true if it names a policy. */
 bool __weft_sched_debug_parse(const char *v) HIDDEN;
 void __weft_sched_debug_init(void) HIDDEN;
-/* Under SD_RANDOM / SD_PCT: choose among the UTs ready at level p. */
-struct ut *__weft_debug_pick(struct vp *vp, int p) HIDDEN;
+/* The ready list vp takes level p's next UT from (p the top ready level):
+ * rq[p], or under M:N for level 0 a VP's list (sched.c). */
+struct ut *__weft_level_head(struct vp *vp, int p) HIDDEN;
+/* Under SD_RANDOM / SD_PCT: choose among the UTs of the (non-empty)
+ * ready list `head` (a level's list; M:N, level 0: a VP's, sched.c). */
+struct ut *__weft_debug_pick(struct vp *vp, struct ut *head) HIDDEN;
 void __weft_debug_created(struct ut *parent, struct ut *child) HIDDEN;
 void __weft_trace_switch(struct ut *from, struct ut *to) HIDDEN;
 /* The debug schedulers' switch point (the epilogue's part). */

@@ -8,7 +8,8 @@
  * rq[p] is READY with prio p; the running UT is on no ready queue; nready
  * counts the UTs on the queues.  A UT that is preempted goes to the head of
  * its level, one that yields or is made ready goes to the tail (POSIX
- * SCHED_FIFO rules; RR differs only by time slicing).
+ * SCHED_FIFO rules; RR differs only by time slicing).  M:N keeps level 0
+ * per VP instead ("level 0 per VP" below): rq[0] empty, bit 0 iff nlocal.
  *
  * choose() is the only place that decides which ready UT runs next
  * (POSIX order, or a debug scheduler's pick within the top level);
@@ -103,41 +104,151 @@ void __weft_san_enter(struct ut *self) { san_enter(self); }
 static inline void bit_set(struct vp *vp, unsigned p) { __weft_rq.ready_bits[p >> 6] |= 1ull << (p & 63); }
 static inline void bit_clear(struct vp *vp, unsigned p) { __weft_rq.ready_bits[p >> 6] &= ~(1ull << (p & 63)); }
 
-static inline void rq_link(struct vp *vp, struct ut *t, bool at_head)
+/* Link t into the circular list *h (at its head or tail); true if the
+ * list was empty. */
+static inline bool list_link(struct ut **h, struct ut *t, bool at_head)
 {
-	struct ut **h = &__weft_rq.rq[t->prio];
 	struct ut *head = *h;
 	if (!head) {
 		t->q_next = t->q_prev = t;
 		*h = t;
-		bit_set(vp, t->prio);
-	} else {
-		struct ut *tail = head->q_prev;
-		t->q_next = head;
-		t->q_prev = tail;
-		tail->q_next = t;
-		head->q_prev = t;
-		if (at_head)
-			*h = t;
+		return true;
 	}
+	struct ut *tail = head->q_prev;
+	t->q_next = head;
+	t->q_prev = tail;
+	tail->q_next = t;
+	head->q_prev = t;
+	if (at_head)
+		*h = t;
+	return false;
+}
+
+/* Unlink t from the circular list *h; true if the list is empty now. */
+static inline bool list_unlink(struct ut **h, struct ut *t)
+{
+	if (t->q_next == t) {
+		*h = NULL;
+		return true;
+	}
+	t->q_prev->q_next = t->q_next;
+	t->q_next->q_prev = t->q_prev;
+	if (*h == t)
+		*h = t->q_next;
+	return false;
+}
+
+/*
+ * Level 0 per VP (M:N, vp->mn_local).  SCHED_OTHER, SCHED_BATCH and
+ * SCHED_IDLE UTs (level 0) are ordered as the implementation likes
+ * (POSIX), so with several VPs each VP keeps its own list of them: a UT
+ * made ready goes to the list of the VP that readies it (a child to its
+ * creator's, a woken UT to its waker's), and a VP takes from its own list
+ * first, so that a UT tends to run where the data it shares with its
+ * creator or waker is in cache (skynet's subtrees stay on one VP).  A VP
+ * whose list is empty steals from the longest other list, and one whose
+ * list is shorter by two or more than another's takes from that one, so
+ * that the VPs' lists stay even and every level-0 UT gets its turns
+ * (eight CPU-bound UTs made on one VP share two VPs' time evenly).  Bit 0
+ * of ready_bits says "some VP's list is non-empty" (nlocal), so every
+ * test of the top ready level is unchanged, and a level-0 UT on any list
+ * is "ready" for yields, rotations and idle VPs alike.  The levels above
+ * (SCHED_FIFO, SCHED_RR, boosts) stay one shared FIFO each, so the N
+ * running UTs are still the N best and POSIX's order holds there.  All
+ * under the runtime lock: any VP may unlink from any list (a steal, a
+ * hand-off, a priority change), only the owner links to its own.
+ */
+static __attribute__((noinline)) void local_link(struct vp *vp, struct ut *t, bool at_head)
+{
+	t->rq_vp = (uint8_t)vp->index;
+	vp->lq_n++;
+	list_link(&vp->lq, t, at_head);
+	if (__weft_rq.nlocal++ == 0)
+		bit_set(vp, 0);
+}
+
+static __attribute__((noinline)) void local_unlink(struct vp *vp, struct ut *t)
+{
+	struct vp *owner = &__weft_vps[t->rq_vp];
+	if (owner != vp)
+		vp->stat.steals++;
+	owner->lq_n--;
+	list_unlink(&owner->lq, t);
+	if (--__weft_rq.nlocal == 0)
+		bit_clear(vp, 0);
+}
+
+/* The list this VP takes level 0's next UT from (nlocal != 0): its own
+ * unless another's is longer by two or more, or its own is empty. */
+static __attribute__((noinline)) struct ut *local_head(struct vp *vp)
+{
+	struct vp *from = vp;
+	uint32_t more_than = vp->lq_n ? vp->lq_n + 1 : 0;
+	for (unsigned i = 0; i < __weft_proc.nvps; i++) {
+		struct vp *v = &__weft_vps[i];
+		if (v->lq_n > more_than) {
+			from = v;
+			more_than = v->lq_n;
+		}
+	}
+	return from->lq;
+}
+
+/* `maybe_local` false: the caller knows vp->mn_local is 0 (the plain
+ * yield's path), so no test is made for it. */
+static inline __attribute__((always_inline)) void rq_link_as(struct vp *vp, struct ut *t, bool at_head,
+							      bool maybe_local)
+{
+	if (maybe_local && unlikely(vp->mn_local) && t->prio == 0)
+		local_link(vp, t, at_head);
+	else if (list_link(&__weft_rq.rq[t->prio], t, at_head))
+		bit_set(vp, t->prio);
 	WEFT_STATE(t, UT_READY);
 	__weft_rq.nready++;
 	__weft_preempt_arm(vp);
 }
 
-static inline void rq_unlink(struct vp *vp, struct ut *t)
+static inline __attribute__((always_inline)) void rq_unlink_as(struct vp *vp, struct ut *t, bool maybe_local)
 {
-	struct ut **h = &__weft_rq.rq[t->prio];
-	if (t->q_next == t) {
-		*h = NULL;
+	if (maybe_local && unlikely(vp->mn_local) && t->prio == 0)
+		local_unlink(vp, t);
+	else if (list_unlink(&__weft_rq.rq[t->prio], t))
 		bit_clear(vp, t->prio);
-	} else {
-		t->q_prev->q_next = t->q_next;
-		t->q_next->q_prev = t->q_prev;
-		if (*h == t)
-			*h = t->q_next;
-	}
 	__weft_rq.nready--;
+}
+
+static inline void rq_link(struct vp *vp, struct ut *t, bool at_head) { rq_link_as(vp, t, at_head, true); }
+static inline void rq_unlink(struct vp *vp, struct ut *t) { rq_unlink_as(vp, t, true); }
+
+/* M:N is starting (mn.c, before the other VPs run): level 0 becomes VP 0's
+ * list, and every VP keeps level 0 per VP from here on. */
+void __weft_local_queues_on(void)
+{
+	struct vp *v0 = &__weft_vps[0];
+	struct ut *h = __weft_rq.rq[0];
+	__weft_rq.rq[0] = NULL;
+	v0->lq = h;
+	v0->lq_n = 0;
+	if (h) {
+		struct ut *t = h;
+		do {
+			t->rq_vp = 0;
+			v0->lq_n++;
+			t = t->q_next;
+		} while (t != h);
+	}
+	__weft_rq.nlocal = v0->lq_n;
+	v0->mn_local = 1;                 /* copied to the other VPs with switch_care */
+}
+
+/* A fork's child: no list holds anything (fork.c empties the queues). */
+void __weft_local_queues_clear(void)
+{
+	for (unsigned i = 0; i < WEFT_VPS_MAX; i++) {
+		__weft_vps[i].lq = NULL;
+		__weft_vps[i].lq_n = 0;
+	}
+	__weft_rq.nlocal = 0;
 }
 
 struct weft_runq __weft_rq;
@@ -159,11 +270,24 @@ void __weft_ready_first(struct ut *t)
 }
 
 /* The one choice: which UT of the (non-empty) top level p runs next. */
+static inline struct ut *level_head(struct vp *vp, int p)
+{
+	if (unlikely(vp->mn_local) && p == 0)
+		return local_head(vp);
+	return __weft_rq.rq[p];
+}
+
+struct ut *__weft_level_head(struct vp *vp, int p)
+{
+	return level_head(vp, p);
+}
+
 static inline struct ut *choose(struct vp *vp, int p)
 {
+	struct ut *head = level_head(vp, p);
 	if (unlikely(vp->debug_pick))
-		return __weft_debug_pick(vp, p);
-	return __weft_rq.rq[p];
+		return __weft_debug_pick(vp, head);
+	return head;
 }
 
 /*
@@ -676,9 +800,6 @@ void __weft_schedule(void)
 		}
 		p = idle(vp);
 	}
-	struct ut *next = __weft_rq.rq[p];
-	if (unlikely(vp->switch_care))
-		next = choose(vp, p);
 	if (unlikely(vp->hand_to != NULL)) {
 		struct ut *t = hand_off_choice(vp, p);
 		if (t) {
@@ -687,6 +808,9 @@ void __weft_schedule(void)
 			return;
 		}
 	}
+	struct ut *next = __weft_rq.rq[p];
+	if (unlikely(vp->switch_care))
+		next = choose(vp, p);
 	rq_unlink(vp, next);
 	if (next == vp->cur) {          /* woke itself while idling */
 		WEFT_STATE(next, UT_RUNNING);
@@ -785,19 +909,22 @@ void __weft_yield_slow(void)
 		__weft_yield_level(vp, p);
 }
 
-/* cur gives level p's chosen UT the VP and goes to the tail of its own. */
-static inline __attribute__((always_inline)) void yield_finish(struct vp *vp, struct ut *next, int p)
+/* cur gives level p's chosen UT the VP and goes to the tail of its own.
+ * `not_local`: level p's list is the shared rq[p] (vp->mn_local is 0, or
+ * known to be: the plain yield), so the lone other UT may trade places. */
+static inline __attribute__((always_inline)) void yield_finish(struct vp *vp, struct ut *next, int p,
+								bool not_local)
 {
 	struct ut *cur = vp->cur;
-	if (next->q_next == next && p == (int)cur->prio) {
+	if (not_local && next->q_next == next && p == (int)cur->prio) {
 		/* the one other ready UT of our level: trade places, leaving
 		 * the bitmap and the ready count as they are */
 		cur->q_next = cur->q_prev = cur;
 		WEFT_STATE(cur, UT_READY);
 		__weft_rq.rq[p] = cur;
 	} else {
-		rq_unlink(vp, next);
-		rq_link(vp, cur, false);
+		rq_unlink_as(vp, next, !not_local);
+		rq_link_as(vp, cur, false, !not_local);
 	}
 	switch_to(vp, next);
 }
@@ -809,18 +936,20 @@ static __attribute__((noinline)) void yield_level_care(struct vp *vp, int p)
 {
 	if (declined(vp))
 		return;
-	yield_finish(vp, choose(vp, p), p);
+	/* level 0 per VP: cur goes to this VP's list, next may be another's */
+	yield_finish(vp, choose(vp, p), p, !vp->mn_local);
 }
 
 void __weft_yield_level(struct vp *vp, int p)
 {
-	/* two bytes of switch_care, not the word: tp_on, set for good in
-	 * most C++ programs (libstdc++ has TLS), needs no care here */
-	if (unlikely(vp->noswitch_set | vp->debug_pick)) {
+	/* noswitch_set, debug_pick and mn_local, not the whole word: tp_on,
+	 * set for good in most C++ programs (libstdc++ has TLS), needs no
+	 * care here */
+	if (unlikely(vp->switch_care & VP_YIELD_CARE)) {
 		yield_level_care(vp, p);
 		return;
 	}
-	yield_finish(vp, __weft_rq.rq[p], p);
+	yield_finish(vp, __weft_rq.rq[p], p, true);
 }
 
 void __weft_rotate(void)

@@ -76,6 +76,7 @@ EXPORT int weft_stats_get(struct weft_stats *out, size_t size)
 	s.stack_saves = c.cs_saves;
 	s.stack_restores = c.cs_restores;
 	s.stack_bytes_copied = c.cs_bytes;
+	s.steals = c.steals;
 	__weft_rtl_unlock_outside(locked);
 	memcpy(out, &s, size < sizeof s ? size : sizeof s);
 	return 0;
