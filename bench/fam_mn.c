@@ -12,6 +12,11 @@
  *   mn_lock_uncontended  pthread_mutex_lock + unlock in one thread (the
  *                        Synchronisation row's loop)
  *   mn_cmpxchg           the Floor row's lock cmpxchg + store pair
+ *   mn_pread             two threads each read a 1 MiB file from the page
+ *                        cache with pread, PREAD_READS times: wall time
+ *   mn_socket_pingpong   four pairs of threads pass a byte back and forth
+ *                        over Unix stream socket pairs: per round trip (the
+ *                        four pairs' throughput)
  *   mn_line_transfer     a cache line passed between two CPUs by two
  *                        spinning kernel threads (NPTL only): per pass
  *   skynet               a tree of 1,111,111 threads: each of the 111,111
@@ -47,11 +52,13 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <semaphore.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -571,6 +578,124 @@ static void m_skynet_go(struct result *r)
 }
 
 /* ------------------------------------------------------------------ */
+/* I/O on two VPs: reads from the page cache, bytes over sockets       */
+
+#define PREAD_SIZE (1 << 20)
+#define PREAD_THREADS 2
+
+static int pread_fd = -1;
+static int pread_reads;
+
+static BENCH_ALIGNED void *pread_worker(void *p)
+{
+	char *buf = p;
+	for (int i = 0; i < pread_reads; i++)
+		if (pread(pread_fd, buf, PREAD_SIZE, 0) != PREAD_SIZE)
+			abort();
+	return NULL;
+}
+
+/* Each read is a memcpy of 1 MiB in the kernel (~100 us): the row shows
+ * whether two VPs overlap them, as two kernel threads do. */
+static void m_pread(struct result *r)
+{
+	char path[] = "/tmp/weft-bench-pread-XXXXXX";
+	pread_fd = mkstemp(path);
+	if (pread_fd < 0) {
+		na(r, "mkstemp: %s", strerror(errno));
+		return;
+	}
+	unlink(path);
+	char *bufs[PREAD_THREADS];
+	for (int i = 0; i < PREAD_THREADS; i++) {
+		bufs[i] = malloc(PREAD_SIZE);
+		if (!bufs[i])
+			abort();
+		memset(bufs[i], i + 1, PREAD_SIZE);
+	}
+	if (pwrite(pread_fd, bufs[0], PREAD_SIZE, 0) != PREAD_SIZE) {
+		na(r, "pwrite: %s", strerror(errno));
+		close(pread_fd);
+		return;
+	}
+	pread_reads = quick ? 200 : 1000;
+	double v[32];
+	for (int k = -1; k < reps; k++) {     /* k = -1: warm-up */
+		pthread_t t[PREAD_THREADS];
+		int64_t t0 = now_ns();
+		for (int i = 0; i < PREAD_THREADS; i++)
+			t[i] = spawn(pread_worker, bufs[i]);
+		for (int i = 0; i < PREAD_THREADS; i++)
+			join(t[i]);
+		if (k >= 0)
+			v[k] = (double)(now_ns() - t0);
+	}
+	set_median(r, v);
+	r->iters = 1;
+	snprintf(r->note, sizeof r->note, "%d threads x %d preads of 1 MiB from the page cache", PREAD_THREADS,
+		 pread_reads);
+	for (int i = 0; i < PREAD_THREADS; i++)
+		free(bufs[i]);
+	close(pread_fd);
+}
+
+#define SOCK_PAIRS 4
+
+static int sock_rounds;
+
+static BENCH_ALIGNED void *sock_ping(void *p)
+{
+	int fd = (int)(intptr_t)p;
+	char c = 1;
+	for (int i = 0; i < sock_rounds; i++)
+		if (write(fd, &c, 1) != 1 || read(fd, &c, 1) != 1)
+			abort();
+	return NULL;
+}
+
+static BENCH_ALIGNED void *sock_pong(void *p)
+{
+	int fd = (int)(intptr_t)p;
+	char c;
+	for (int i = 0; i < sock_rounds; i++)
+		if (read(fd, &c, 1) != 1 || write(fd, &c, 1) != 1)
+			abort();
+	return NULL;
+}
+
+static void m_socket_pingpong(struct result *r)
+{
+	int s[SOCK_PAIRS][2];
+	for (int i = 0; i < SOCK_PAIRS; i++)
+		if (socketpair(AF_UNIX, SOCK_STREAM, 0, s[i])) {
+			na(r, "socketpair: %s", strerror(errno));
+			return;
+		}
+	sock_rounds = quick ? 2000 : 20000;
+	double v[32];
+	for (int k = -1; k < reps; k++) {     /* k = -1: warm-up */
+		pthread_t t[2 * SOCK_PAIRS];
+		int64_t t0 = now_ns();
+		for (int i = 0; i < SOCK_PAIRS; i++) {
+			t[2 * i] = spawn(sock_ping, (void *)(intptr_t)s[i][0]);
+			t[2 * i + 1] = spawn(sock_pong, (void *)(intptr_t)s[i][1]);
+		}
+		for (int i = 0; i < 2 * SOCK_PAIRS; i++)
+			join(t[i]);
+		if (k >= 0)
+			v[k] = (double)(now_ns() - t0) / sock_rounds;
+	}
+	set_median(r, v);
+	r->iters = 1;
+	snprintf(r->note, sizeof r->note, "%d pairs x %d round trips of one byte; per round trip", SOCK_PAIRS,
+		 sock_rounds);
+	for (int i = 0; i < SOCK_PAIRS; i++) {
+		close(s[i][0]);
+		close(s[i][1]);
+	}
+}
+
+/* ------------------------------------------------------------------ */
 /* The rows                                                            */
 
 static const struct metric rows[] = {
@@ -588,6 +713,12 @@ static const struct metric rows[] = {
 	  bench_mutex },
 	{ "mn_cmpxchg", GROUP, U_NS, F_MN, "lock cmpxchg + store pair (the Floor row)", "-", NULL,
 	  bench_cmpxchg },
+	{ "mn_pread", GROUP, U_NS, F_MN,
+	  "two threads each read a 1 MiB file from the page cache with pread (wall time)", "-", "pread", NULL,
+	  m_pread },
+	{ "mn_socket_pingpong", GROUP, U_NS, F_MN,
+	  "four thread pairs pass a byte over Unix socket pairs (per round trip)", "-", "read write", NULL,
+	  m_socket_pingpong },
 	{ "mn_line_transfer", GROUP, U_NS, F_MN,
 	  "a cache line passed between two CPUs (per one-way pass; NPTL only)", "-", NULL, NULL,
 #ifdef BENCH_WEFT

@@ -84,6 +84,13 @@ pid_t __waitpid(pid_t pid, int *status, int options);
 #define io_sys6(nr, a, b, c, d, e, f) \
 	__weft_raw_syscall6((nr), (long)(a), (long)(b), (long)(c), (long)(d), (long)(e), (long)(f))
 
+/* A try that cannot block (RWF_NOWAIT, MSG_DONTWAIT), made under M:N
+ * without the runtime lock (rt.h, __weft_try_syscall6): the descriptor's
+ * entry may change meanwhile (another VP's close), so what the caller
+ * does after it reads the entry again.  M:1: io_sys*. */
+#define io_try6(nr, a, b, c, d, e, f) \
+	__weft_try_syscall6((nr), (long)(a), (long)(b), (long)(c), (long)(d), (long)(e), (long)(f))
+
 /* The same at the takeable system call (runtime/monitor.c): for calls that
  * may sleep long where nothing can be polled (regular files). */
 #define io_take3(nr, a, b, c) __weft_takeable_syscall6((nr), (long)(a), (long)(b), (long)(c), 0, 0, 0)
@@ -156,6 +163,9 @@ struct io_fd {
 	uint8_t ready;                /* IO_READY_* */
 	uint8_t misc;                 /* fd.c's: private, local (never shared with another process), a hidden dup */
 	uint8_t drain;                /* D_*: what a short read says (below) */
+	uint16_t edges;               /* the poller's events for it, counted (wrapping):
+				       * a try made without the runtime lock (M:N, rw.c's
+				       * try_nowait) sees whether one came meanwhile */
 	int32_t rcvtimeo_ms, sndtimeo_ms;   /* SO_RCVTIMEO / SO_SNDTIMEO (F_TMO_KNOWN), 0: none */
 	struct io_rec *waiters[2];    /* circular lists, oldest first */
 };
@@ -308,6 +318,9 @@ struct io_blk {
 	uint8_t cancel_point;
 	uint8_t restartable;           /* SA_RESTART restarts it (no socket timeout set) */
 	uint8_t sock_timeout;          /* SO_RCVTIMEO / SO_SNDTIMEO apply (dir picks which) */
+	uint16_t edges;                /* f->edges before the caller's last try: one that came
+					* since (a try made without the runtime lock, rw.c)
+					* makes the next block try again, not wait */
 };
 
 static inline void __weft_io_blk_init(struct io_blk *b, int fd, struct io_fd *f, int dir, bool consuming)
@@ -321,6 +334,7 @@ static inline void __weft_io_blk_init(struct io_blk *b, int fd, struct io_fd *f,
 	b->cancel_point = 1;
 	b->restartable = 1;
 	b->sock_timeout = 1;
+	b->edges = f->edges;
 }
 int __weft_io_block(struct io_blk *b) HIDDEN;
 static inline void __weft_io_block_end(struct io_blk *b)
@@ -431,10 +445,12 @@ static inline bool __weft_io_known_empty(int fd, struct io_fd *f)
 	return (f->drain & D_SHORT_DRAINS) && !(f->ready & IO_READY_IN) &&
 	       (f->flags & (F_REGISTERED | F_HUP)) == F_REGISTERED && !__weft_io_nonblock(fd, f);
 }
-/* A read of `want` bytes on f returned r: a short one empties it. */
-static inline void __weft_io_read_done(struct io_fd *f, long r, size_t want)
+/* A read of `want` bytes on f returned r: a short one empties it — unless
+ * an edge came since the read began (`edges`, f->edges then: a read made
+ * without the runtime lock, rw.c), which says more data came after. */
+static inline void __weft_io_read_done(struct io_fd *f, long r, size_t want, uint16_t edges)
 {
-	if ((f->drain & D_SHORT_DRAINS) && r > 0 && (size_t)r < want)
+	if ((f->drain & D_SHORT_DRAINS) && r > 0 && (size_t)r < want && f->edges == edges)
 		f->ready &= (uint8_t)~IO_READY_IN;
 }
 

@@ -39,6 +39,36 @@ static long sys_pwritev2(int fd, const struct iovec *iov, int cnt, off_t off, in
 	return io_sys6(SYS_pwritev2, fd, iov, cnt, off, 0, rwf);
 }
 
+/*
+ * A try that cannot block (RWF_NOWAIT, MSG_DONTWAIT) on f.  Under M:N it
+ * is made without the runtime lock (io_try6), so that the VPs' reads and
+ * writes overlap; then the poller may take an edge for f meanwhile (on
+ * another VP, under the lock), which sets f->ready with no waiter to wake.
+ * The caller's next step after EAGAIN or a short write clears that bit to
+ * wait (__weft_io_block), and edge-triggered epoll sends no second edge:
+ * the wait would never end.  So the callers take f->edges before the try
+ * (the poller counts its edges there, wait.c), and __weft_io_block given
+ * that count (io_blk.edges) tries again instead of waiting if it moved; a
+ * short read marks the descriptor empty only if it did not
+ * (__weft_io_read_done).  Under M:1 nothing runs meanwhile and the count
+ * never moves during a try.
+ */
+static long try_nowait(struct io_fd *f, long nr, long a1, long a2, long a3, long a4, long a5, long a6)
+{
+	(void)f;
+	return io_try6(nr, a1, a2, a3, a4, a5, a6);
+}
+
+static long try_preadv2(struct io_fd *f, int fd, const struct iovec *iov, int cnt, off_t off, int rwf)
+{
+	return try_nowait(f, SYS_preadv2, fd, (long)iov, cnt, off, 0, rwf | RWF_NOWAIT);
+}
+
+static long try_pwritev2(struct io_fd *f, int fd, const struct iovec *iov, int cnt, off_t off, int rwf)
+{
+	return try_nowait(f, SYS_pwritev2, fd, (long)iov, cnt, off, 0, rwf | RWF_NOWAIT);
+}
+
 /* The ordinary call: a plain readv at the file position when off is -1
  * (preadv2 with -1 would reject files that have no position). */
 static long plain_readv(int fd, const struct iovec *iov, int cnt, off_t off, int rwf)
@@ -88,7 +118,7 @@ static long file_readv(int fd, struct io_fd *f, const struct iovec *iov, int cnt
 	for (;;) {
 		struct iovec v = { (char *)iov->iov_base + done, iov->iov_len - done };
 		off_t at = off == -1 ? -1 : off + (off_t)done;
-		long r = sys_preadv2(fd, &v, 1, at, rwf | RWF_NOWAIT);
+		long r = try_preadv2(f, fd, &v, 1, at, rwf);
 		if (r == -EOPNOTSUPP && !done) {
 			f->flags |= F_POLLONLY_IN;       /* this file system has no RWF_NOWAIT */
 			return takeable_readv(fd, iov, cnt, off, rwf);
@@ -118,9 +148,9 @@ static inline bool stream_socket_buffer(const struct io_fd *f, const struct iove
 static long try_read(int fd, struct io_fd *f, const struct iovec *iov, int cnt, off_t off, int rwf)
 {
 	if (stream_socket_buffer(f, iov, cnt, off, rwf))
-		return io_sys6(SYS_recvfrom, fd, iov->iov_base, iov->iov_len, MSG_DONTWAIT, 0, 0);
+		return try_nowait(f, SYS_recvfrom, fd, (long)iov->iov_base, (long)iov->iov_len, MSG_DONTWAIT, 0, 0);
 	if (likely(!(f->flags & F_POLLONLY_IN))) {
-		long r = sys_preadv2(fd, iov, cnt, off, rwf | RWF_NOWAIT);
+		long r = try_preadv2(f, fd, iov, cnt, off, rwf);
 		if (likely(r != -EOPNOTSUPP))
 			return r;
 		f->flags |= F_POLLONLY_IN;          /* this file has no RWF_NOWAIT */
@@ -133,9 +163,9 @@ static long try_read(int fd, struct io_fd *f, const struct iovec *iov, int cnt, 
 static long try_write(int fd, struct io_fd *f, const struct iovec *iov, int cnt, off_t off, int rwf)
 {
 	if (stream_socket_buffer(f, iov, cnt, off, rwf))
-		return io_sys6(SYS_sendto, fd, iov->iov_base, iov->iov_len, MSG_DONTWAIT, 0, 0);
+		return try_nowait(f, SYS_sendto, fd, (long)iov->iov_base, (long)iov->iov_len, MSG_DONTWAIT, 0, 0);
 	if (likely(!(f->flags & F_POLLONLY_OUT))) {
-		long r = sys_pwritev2(fd, iov, cnt, off, rwf | RWF_NOWAIT);
+		long r = try_pwritev2(f, fd, iov, cnt, off, rwf);
 		if (likely(r != -EOPNOTSUPP))
 			return r;
 		f->flags |= F_POLLONLY_OUT;
@@ -156,22 +186,25 @@ static size_t iov_total(const struct iovec *iov, int cnt)
 	return t;
 }
 
-static long readv_slow(int fd, struct io_fd *f, const struct iovec *iov, int cnt, off_t off, int rwf)
+static long readv_slow(int fd, struct io_fd *f, const struct iovec *iov, int cnt, off_t off, int rwf,
+		       uint16_t edges)
 {
 	struct io_blk b;
 	__weft_io_blk_init(&b, fd, f, IO_IN, true);
+	b.edges = edges;                          /* before the caller's try */
 	long r = -EAGAIN;
 	for (;;) {
 		switch (__weft_io_block(&b)) {
-		case IO_RETRY:
+		case IO_RETRY: {
 			r = try_read(b.fd, b.f, iov, cnt, off, rwf);
 			if (r == -EAGAIN)
 				continue;
-			if (off == -1 && !rwf)
-				__weft_io_read_done(b.f, r, cnt == 1 ? iov->iov_len : iov_total(iov, cnt));
+			if (off == -1 && !rwf)     /* b.edges: the count before the try */
+				__weft_io_read_done(b.f, r, cnt == 1 ? iov->iov_len : iov_total(iov, cnt), b.edges);
 			if (b.f->waiters[IO_IN])
 				__weft_io_baton(b.f, IO_IN);
 			break;
+		}
 		case IO_RET_EAGAIN:
 			r = -EAGAIN;
 			break;
@@ -199,16 +232,17 @@ static long do_readv(int fd, const struct iovec *iov, int cnt, off_t off, int rw
 		return file_readv(fd, f, iov, cnt, off, rwf);
 	bool stream = off == -1 && !rwf;
 	if (stream && __weft_io_known_empty(fd, f))
-		return readv_slow(fd, f, iov, cnt, off, rwf);   /* its last read was short: no system call */
+		return readv_slow(fd, f, iov, cnt, off, rwf, f->edges);   /* its last read was short: no system call */
+	uint16_t edges = f->edges;
 	long r = try_read(fd, f, iov, cnt, off, rwf);
 	if (likely(r != -EAGAIN)) {
 		if (stream)
-			__weft_io_read_done(f, r, cnt == 1 ? iov->iov_len : iov_total(iov, cnt));
+			__weft_io_read_done(f, r, cnt == 1 ? iov->iov_len : iov_total(iov, cnt), edges);
 		if (unlikely(f->waiters[IO_IN] != NULL) && r >= 0)
 			__weft_io_baton(f, IO_IN);
 		return r;
 	}
-	return readv_slow(fd, f, iov, cnt, off, rwf);
+	return readv_slow(fd, f, iov, cnt, off, rwf, edges);
 }
 
 #define IOV_REST_MAX 64
@@ -236,10 +270,11 @@ static int iov_rest(const struct iovec *iov, int cnt, size_t done, struct iovec 
 /* The rest of a write that moved `done` bytes (or none) and would block:
  * the blocking call moves them all. */
 static long writev_slow(int fd, struct io_fd *f, const struct iovec *iov, int cnt, off_t off, int rwf,
-			size_t total, size_t done)
+			size_t total, size_t done, uint16_t edges)
 {
 	struct io_blk b;
 	__weft_io_blk_init(&b, fd, f, IO_OUT, false);
+	b.edges = edges;                          /* before the caller's try */
 	struct iovec rest[IOV_REST_MAX];
 	long r = 0;
 	for (;;) {
@@ -281,6 +316,7 @@ static long do_writev(int fd, const struct iovec *iov, int cnt, off_t off, int r
 		return plain_writev(fd, iov, cnt, off, rwf);
 	if (f->kind == K_PASS)
 		return takeable_writev(fd, iov, cnt, off, rwf);
+	uint16_t edges = f->edges;
 	long r = try_write(fd, f, iov, cnt, off, rwf);
 	if (likely(r != -EAGAIN)) {
 		if (r <= 0 || cnt <= 0)
@@ -291,9 +327,9 @@ static long do_writev(int fd, const struct iovec *iov, int cnt, off_t off, int r
 		/* part of it: a blocking write goes on */
 		if (__weft_io_nonblock(fd, f))
 			return r;
-		return writev_slow(fd, f, iov, cnt, off, rwf, total, (size_t)r);
+		return writev_slow(fd, f, iov, cnt, off, rwf, total, (size_t)r, edges);
 	}
-	return writev_slow(fd, f, iov, cnt, off, rwf, cnt > 0 ? iov_total(iov, cnt) : 0, 0);
+	return writev_slow(fd, f, iov, cnt, off, rwf, cnt > 0 ? iov_total(iov, cnt) : 0, 0, edges);
 }
 
 /* ---- the exported names ---------------------------------------------- */

@@ -88,7 +88,7 @@ static long do_recvfrom(int fd, void *buf, size_t n, int flags, struct sockaddr 
 	} else {
 		r = recv_try(fd, &x, NULL, true);
 		if (flags == 0)
-			__weft_io_read_done(f, r, n);
+			__weft_io_read_done(f, r, n, f->edges);   /* made under the lock */
 		if (likely(r != -EAGAIN) && (!x.gather || r <= 0 || (size_t)r >= n)) {
 			if (unlikely(f->waiters[IO_IN] != NULL) && r >= 0)
 				__weft_io_baton(f, IO_IN);
@@ -97,7 +97,7 @@ static long do_recvfrom(int fd, void *buf, size_t n, int flags, struct sockaddr 
 	}
 	r = __weft_io_run(fd, f, IO_IN, true, -2, recv_try, &x);
 	if (flags == 0)
-		__weft_io_read_done(f, r, n);      /* f reset if closed meanwhile: no mark */
+		__weft_io_read_done(f, r, n, f->edges);      /* f reset if closed meanwhile: no mark */
 	return (r == -EAGAIN || r == -EINTR) && x.done ? (long)x.done : r;
 }
 

@@ -112,6 +112,7 @@ void __weft_io_event(int fd, uint32_t gen, uint32_t ev)
 		f->flags |= F_HUP;
 		ev |= IO_EV_IN;
 	}
+	f->edges++;
 	if (unlikely(ev & IO_EV_PRI))
 		f->drain &= (uint8_t)~D_SHORT_DRAINS;   /* urgent data: a read stops at its mark */
 	if (ev & IO_EV_IN) {
@@ -311,6 +312,13 @@ enum io_wake __weft_io_wait1(int *fd, int dir, int64_t deadline, bool consuming,
 int __weft_io_block(struct io_blk *b)
 {
 	struct io_fd *f = b->f;
+	/* An edge came while the caller's last try ran without the runtime
+	 * lock (M:N, rw.c's try_nowait): what it announced may be there now,
+	 * and epoll sends no second edge for it.  Try again before waiting. */
+	if (unlikely(f->edges != b->edges)) {
+		b->edges = f->edges;
+		return IO_RETRY;
+	}
 	f->ready &= (uint8_t)~(1u << b->dir);
 	if (b->signaled) {
 		int s = b->signaled - 1;
@@ -328,6 +336,7 @@ int __weft_io_block(struct io_blk *b)
 	enum io_wake how = __weft_io_wait1(&b->fd, b->dir, b->deadline, b->consuming, b->cancel_point, &signo);
 	if (b->fd != fd)
 		b->f = __weft_io_fd_peek(b->fd);
+	b->edges = b->f->edges;                   /* the try that follows starts here */
 	switch (how) {
 	case IO_TIMEDOUT:
 		return IO_RET_EAGAIN;

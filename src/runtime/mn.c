@@ -501,6 +501,28 @@ void __weft_mn_after_fork(struct vp *vp)
 	}
 }
 
+/* ---- system calls without the lock ------------------------------------------ */
+
+/*
+ * rt.h, __weft_try_syscall6.  Let go of the lock as a call out of Weft
+ * does (in_weft cleared: a tick or a signal meanwhile finds the PC in
+ * Weft's text and is deferred to the call's epilogue, as over any of
+ * Weft's code; the monitor takes no VP whose carrier is in Weft's text),
+ * and take it back as the call's entry did.  The UT stays RUNNING on this
+ * VP throughout: nothing switches it, since nothing it runs can.
+ */
+long __weft_mn_try_syscall6(long nr, long a1, long a2, long a3, long a4, long a5, long a6)
+{
+	struct vp *vp = __weft_vp();
+	struct ut *self = vp->cur;
+	if (!vp->in_weft || !__weft_on_vp_thread(vp) || self->calls_nested || self->guest_kt)
+		return __weft_raw_syscall6(nr, a1, a2, a3, a4, a5, a6);
+	__weft_outcall_begin(vp);
+	long r = __weft_raw_syscall6(nr, a1, a2, a3, a4, a5, a6);
+	__weft_outcall_end();
+	return r;
+}
+
 /* ---- public ------------------------------------------------------------------ */
 
 EXPORT int weft_vps_set(unsigned n)

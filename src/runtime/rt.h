@@ -233,6 +233,11 @@ struct ut {
 				       * hand-off, sched.c) */
 	uint8_t rq_vp;                /* M:N, READY at level 0: the index of the VP whose
 				       * list (vp->lq) holds it (sched.c) */
+	uint8_t calls_nested;         /* exported calls it has made from inside Weft's own
+				       * code and not yet ended (WEFT_CALL's WEFT_NESTED):
+				       * while non-zero an outer Weft sequence is under way,
+				       * and the runtime lock must not be let go in the
+				       * middle of it (__weft_try_syscall6) */
 	struct kt *guest_kt;          /* a guest: the kernel thread Weft did not make that
 				       * this UT stands for, which alone runs it (guest.c) */
 	uint8_t away;                 /* taken off the VP by the monitor while its kernel
@@ -1339,6 +1344,7 @@ struct weft_call {
 	uint8_t point;                    /* enum exit_point */
 	uint8_t on_vp;                    /* __weft_enter's answer */
 };
+#define WEFT_NESTED 3                     /* __weft_enter's answer from inside Weft (below) */
 /* A guest gives the VP back: true when it did (a spare carries it now). */
 bool __weft_guest_leave(void) HIDDEN;
 #if defined(__SANITIZE_ADDRESS__) || WEFT_TSAN
@@ -1365,6 +1371,8 @@ static inline __attribute__((always_inline)) void __weft_call_end(struct weft_ca
 	if (likely(c->on_vp == 1)) {
 		WEFT_CALL_EPILOGUE((enum exit_point)c->point);
 		__weft_outcall_begin(__weft_vp());   /* back to the program's code */
+	} else if (unlikely(c->on_vp == WEFT_NESTED)) {
+		__weft_vp()->cur->calls_nested--;
 	} else if (unlikely(c->on_vp == 2)) {
 		WEFT_CALL_EPILOGUE((enum exit_point)c->point);
 		if (__weft_mn) {
@@ -1379,8 +1387,19 @@ static inline __attribute__((always_inline)) void __weft_call_end(struct weft_ca
 	/* 0: off every VP; WEFT_NESTED: the outer call leaves Weft;
 	 * WEFT_PLAIN: another process in this memory */
 }
+static inline uint8_t __weft_enter(void);
+/* WEFT_CALL's entry: __weft_enter, counting a nested call on the UT
+ * (calls_nested; __weft_call_end counts it off, on whichever VP the UT
+ * ends it). */
+static inline __attribute__((always_inline)) uint8_t __weft_call_enter(void)
+{
+	uint8_t on = __weft_enter();
+	if (unlikely(on == WEFT_NESTED))
+		__weft_vp()->cur->calls_nested++;
+	return on;
+}
 #define WEFT_CALL() \
-	struct weft_call __weft_call __attribute__((cleanup(__weft_call_end), unused)) = { EXIT_OTHER, __weft_enter() }
+	struct weft_call __weft_call __attribute__((cleanup(__weft_call_end), unused)) = { EXIT_OTHER, __weft_call_enter() }
 /* After WEFT_CALL: true when the caller is not a UT on a VP but before
  * start-up or another process in this memory (the call is the kernel's:
  * nothing of the runtime may be touched, and Weft is not started). */
@@ -1702,8 +1721,8 @@ static inline bool __weft_on_vp_thread(const struct vp *vp)
  * the outer call's end runs the epilogue and leaves Weft.  (Its end used
  * to let the runtime lock go in the middle of the outer call, which then
  * went on beside the other VPs without it: WEFT_DEBUG's check found it in
- * tls_allocator_storm_jemalloc under two VPs.) */
-#define WEFT_NESTED 3
+ * tls_allocator_storm_jemalloc under two VPs.)  WEFT_NESTED is defined
+ * above, beside struct weft_call. */
 /* ... and WEFT_PLAIN for a call made by another process that shares this
  * memory (a UT's vfork child, runtime/vfork.c; LeakSanitizer's tracer):
  * its end does nothing, and a call that would park or switch is the
@@ -1786,6 +1805,23 @@ static inline void __weft_outcall_begin(struct vp *vp)
 static inline void __weft_outcall_end(void)
 {
 	(void)__weft_enter();
+}
+/* M:N: a system call that cannot block (an I/O try: RWF_NOWAIT,
+ * MSG_DONTWAIT), made without the runtime lock so that the VPs' system
+ * calls overlap — they are most of an I/O call's time, and under the lock
+ * two VPs doing I/O ran one at a time (mn.c).  The lock is let go only by
+ * the UT's outermost exported call (not while calls_nested says an outer
+ * Weft sequence is under way) and on its own VP's carrier, not a guest's
+ * kernel thread; the caller must hold nothing of Weft's across it but
+ * what stays valid (descriptor entries are never freed: io/fd.c), and
+ * reads again after it whatever another VP may have changed.  M:1: the
+ * raw call. */
+long __weft_mn_try_syscall6(long nr, long a1, long a2, long a3, long a4, long a5, long a6) HIDDEN;
+static inline long __weft_try_syscall6(long nr, long a1, long a2, long a3, long a4, long a5, long a6)
+{
+	if (likely(!__weft_mn))
+		return __weft_raw_syscall6(nr, a1, a2, a3, a4, a5, a6);
+	return __weft_mn_try_syscall6(nr, a1, a2, a3, a4, a5, a6);
 }
 /* A system call on the program's behalf that may block for long where
  * Weft cannot tell ahead (a regular file, syscall() with any number): the
