@@ -103,6 +103,8 @@ int main(void)
 	 * one line on stderr that says why */
 	static char err[4096];
 	int st = test_in_child(from_copy_creator, NULL, err, sizeof err);
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		fprintf(stderr, "the child's status %#x; its stderr:\n%s\n", (unsigned)st, err);
 	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 	CHECK(strstr(err, "pthread_create: EINVAL: copy-stack thread") != NULL);
 	CHECK(strstr(err, "passed a pointer into its own stack") != NULL);

@@ -352,6 +352,12 @@ static inline void __weft_io_block_end(struct io_blk *b)
 typedef long (*io_try_fn)(int fd, void *ctx, struct io_blk *b, bool nowait);
 long __weft_io_run(int fd, struct io_fd *f, int dir, bool consuming, int64_t deadline, io_try_fn try,
 		   void *ctx) HIDDEN;
+/* The same after a first try the caller made with the descriptor's edge
+ * count *edges before it (io_blk.edges: a try made without the runtime
+ * lock may have missed an edge, rw.c); *edges is left the count before
+ * the last try made here (for __weft_io_read_done). */
+long __weft_io_run_from(int fd, struct io_fd *f, int dir, bool consuming, int64_t deadline, io_try_fn try,
+			void *ctx, uint16_t *edges) HIDDEN;
 
 /* After a consuming call took something (or failed for good) on fd: if
  * other consuming waiters wait on that direction, wake the oldest, which

@@ -58,8 +58,10 @@ static long recv_try(int fd, void *c, struct io_blk *b, bool nowait)
 	(void)b;
 	struct recv_ctx *x = c;
 	for (;;) {
-		long r = io_sys6(SYS_recvfrom, fd, x->buf + x->done, x->n - x->done,
-				 x->flags | (nowait ? MSG_DONTWAIT : 0), x->addr, x->alen);
+		/* the try without the runtime lock under M:N (io.h, io_try6) */
+		long r = nowait ? io_try6(SYS_recvfrom, fd, x->buf + x->done, x->n - x->done, x->flags | MSG_DONTWAIT,
+					  x->addr, x->alen)
+				: io_sys6(SYS_recvfrom, fd, x->buf + x->done, x->n - x->done, x->flags, x->addr, x->alen);
 		if (!x->gather)
 			return r;
 		if (r > 0) {
@@ -83,21 +85,24 @@ static long do_recvfrom(int fd, void *buf, size_t n, int flags, struct sockaddr 
 	struct recv_ctx x = { buf, n, 0, flags, addr, alen,
 			      (flags & (MSG_WAITALL | MSG_PEEK)) == MSG_WAITALL && f->kind == K_STREAM };
 	long r;
+	/* the edge count before each try, which M:N makes without the
+	 * runtime lock (rw.c, try_nowait, says why) */
+	uint16_t edges = f->edges;
 	if (flags == 0 && __weft_io_known_empty(fd, f)) {
 		r = -EAGAIN;                      /* its last read was short: no system call (io.h) */
 	} else {
 		r = recv_try(fd, &x, NULL, true);
 		if (flags == 0)
-			__weft_io_read_done(f, r, n, f->edges);   /* made under the lock */
+			__weft_io_read_done(f, r, n, edges);
 		if (likely(r != -EAGAIN) && (!x.gather || r <= 0 || (size_t)r >= n)) {
 			if (unlikely(f->waiters[IO_IN] != NULL) && r >= 0)
 				__weft_io_baton(f, IO_IN);
 			return r;
 		}
 	}
-	r = __weft_io_run(fd, f, IO_IN, true, -2, recv_try, &x);
+	r = __weft_io_run_from(fd, f, IO_IN, true, -2, recv_try, &x, &edges);
 	if (flags == 0)
-		__weft_io_read_done(f, r, n, f->edges);      /* f reset if closed meanwhile: no mark */
+		__weft_io_read_done(f, r, n, edges);      /* f reset if closed meanwhile: no mark */
 	return (r == -EAGAIN || r == -EINTR) && x.done ? (long)x.done : r;
 }
 
@@ -238,8 +243,10 @@ static long send_try(int fd, void *c, struct io_blk *b, bool nowait)
 	(void)b;
 	struct send_ctx *x = c;
 	for (;;) {
-		long r = io_sys6(SYS_sendto, fd, x->buf + x->done, x->n - x->done,
-				 x->flags | (nowait ? MSG_DONTWAIT : 0), x->addr, x->alen);
+		/* the try without the runtime lock under M:N (io.h, io_try6) */
+		long r = nowait ? io_try6(SYS_sendto, fd, x->buf + x->done, x->n - x->done, x->flags | MSG_DONTWAIT,
+					  x->addr, x->alen)
+				: io_sys6(SYS_sendto, fd, x->buf + x->done, x->n - x->done, x->flags, x->addr, x->alen);
 		if (r < 0)
 			return r == -EAGAIN || !x->done ? r : (long)x->done;
 		x->done += (size_t)r;
@@ -254,11 +261,12 @@ static long do_sendto(int fd, const void *buf, size_t n, int flags, const struct
 	struct io_fd *f = __weft_io_fd(fd);
 	if (unlikely(!f) || (flags & MSG_DONTWAIT) || f->kind == K_PASS)
 		return io_sys6(SYS_sendto, fd, buf, n, flags, addr, alen);
-	long r = io_sys6(SYS_sendto, fd, buf, n, flags | MSG_DONTWAIT, addr, alen);
+	uint16_t edges = f->edges;                /* before the try: rw.c, try_nowait */
+	long r = io_try6(SYS_sendto, fd, buf, n, flags | MSG_DONTWAIT, addr, alen);
 	if (likely(r >= 0 ? (size_t)r >= n || f->kind != K_STREAM : r != -EAGAIN))
 		return r;
 	struct send_ctx x = { buf, n, r > 0 ? (size_t)r : 0, flags, addr, alen, f->kind == K_STREAM };
-	r = __weft_io_run(fd, f, IO_OUT, false, -2, send_try, &x);
+	r = __weft_io_run_from(fd, f, IO_OUT, false, -2, send_try, &x, &edges);
 	return (r == -EAGAIN || r == -EINTR) && x.done ? (long)x.done : r;
 }
 

@@ -348,16 +348,18 @@ int __weft_io_block(struct io_blk *b)
 	}
 }
 
-long __weft_io_run(int fd, struct io_fd *f, int dir, bool consuming, int64_t deadline, io_try_fn try,
-		   void *ctx)
+long __weft_io_run_from(int fd, struct io_fd *f, int dir, bool consuming, int64_t deadline, io_try_fn try,
+			void *ctx, uint16_t *edges)
 {
 	struct io_blk b;
 	__weft_io_blk_init(&b, fd, f, dir, consuming);
 	b.deadline = deadline;
+	b.edges = *edges;
 	long r;
 	for (;;) {
 		int st = __weft_io_block(&b);
 		if (st == IO_RETRY) {
+			*edges = b.edges;         /* before this try */
 			r = try(b.fd, ctx, &b, true);
 			if (r == -EAGAIN)
 				continue;
@@ -372,4 +374,11 @@ long __weft_io_run(int fd, struct io_fd *f, int dir, bool consuming, int64_t dea
 	}
 	__weft_io_block_end(&b);
 	return r;
+}
+
+long __weft_io_run(int fd, struct io_fd *f, int dir, bool consuming, int64_t deadline, io_try_fn try,
+		   void *ctx)
+{
+	uint16_t edges = f->edges;                /* the caller's try was made under the lock */
+	return __weft_io_run_from(fd, f, dir, consuming, deadline, try, ctx, &edges);
 }

@@ -6,8 +6,9 @@
  * middle of the try; such an edge must not be lost (edge-triggered epoll
  * sends no second one), or the reader waits for ever.
  *
- * PAIRS pairs over Unix stream sockets and PAIRS over pipes pass a counter
- * back and forth ROUNDS times: ping writes i, pong reads it and writes i+1,
+ * PAIRS pairs over Unix stream sockets (half with read and write, half
+ * with recv and send, whose tries are made the same way: sock.c) and PAIRS
+ * over pipes pass a counter back and forth ROUNDS times: ping writes i, pong reads it and writes i+1,
  * ping reads that.  Every value read must be the one expected, and the
  * whole must end before the watchdog (alarm, WATCHDOG_S: a lost edge hangs
  * a pair; the first version of the lock-free try, without the edge count,
@@ -44,15 +45,16 @@ struct pair {
 	int ping_rd, ping_wr;    /* ping's ends */
 	int pong_rd, pong_wr;    /* pong's ends */
 	bool short_reads;        /* read with a larger buffer than a message */
+	bool sockcalls;          /* recv and send, not read and write */
 };
 
 static struct pair pairs[2 * PAIRS];
 
-static uint32_t get(int fd, bool short_reads)
+static uint32_t get(const struct pair *p, int fd)
 {
 	char buf[64];
-	size_t want = short_reads ? sizeof buf : sizeof(uint32_t);
-	ssize_t n = read(fd, buf, want);
+	size_t want = p->short_reads ? sizeof buf : sizeof(uint32_t);
+	ssize_t n = p->sockcalls ? recv(fd, buf, want, 0) : read(fd, buf, want);
 	/* one message in flight per direction: a read returns it whole */
 	CHECK_EQ(n, (ssize_t)sizeof(uint32_t));
 	uint32_t v;
@@ -60,17 +62,17 @@ static uint32_t get(int fd, bool short_reads)
 	return v;
 }
 
-static void put(int fd, uint32_t v)
+static void put(const struct pair *p, int fd, uint32_t v)
 {
-	CHECK_EQ(write(fd, &v, sizeof v), (ssize_t)sizeof v);
+	CHECK_EQ(p->sockcalls ? send(fd, &v, sizeof v, 0) : write(fd, &v, sizeof v), (ssize_t)sizeof v);
 }
 
 static void *ping(void *arg)
 {
 	struct pair *p = arg;
 	for (uint32_t i = 0; i < ROUNDS; i++) {
-		put(p->ping_wr, 2 * i);
-		CHECK_EQ(get(p->ping_rd, p->short_reads), 2 * i + 1);
+		put(p, p->ping_wr, 2 * i);
+		CHECK_EQ(get(p, p->ping_rd), 2 * i + 1);
 	}
 	return NULL;
 }
@@ -79,8 +81,8 @@ static void *pong(void *arg)
 {
 	struct pair *p = arg;
 	for (uint32_t i = 0; i < ROUNDS; i++) {
-		CHECK_EQ(get(p->pong_rd, p->short_reads), 2 * i);
-		put(p->pong_wr, 2 * i + 1);
+		CHECK_EQ(get(p, p->pong_rd), 2 * i);
+		put(p, p->pong_wr, 2 * i + 1);
 	}
 	return NULL;
 }
@@ -112,6 +114,7 @@ int main(void)
 			CHECK_OK(socketpair(AF_UNIX, SOCK_STREAM, 0, s));
 			p->ping_rd = p->ping_wr = s[0];
 			p->pong_rd = p->pong_wr = s[1];
+			p->sockcalls = i % 2;
 		} else {
 			int a[2], b[2];
 			CHECK_OK(pipe(a));
