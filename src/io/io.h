@@ -84,10 +84,22 @@ pid_t __waitpid(pid_t pid, int *status, int options);
 #define io_sys6(nr, a, b, c, d, e, f) \
 	__weft_raw_syscall6((nr), (long)(a), (long)(b), (long)(c), (long)(d), (long)(e), (long)(f))
 
-/* A try that cannot block (RWF_NOWAIT, MSG_DONTWAIT), made under M:N
- * without the runtime lock (rt.h, __weft_try_syscall6): the descriptor's
- * entry may change meanwhile (another VP's close), so what the caller
- * does after it reads the entry again.  M:1: io_sys*. */
+/*
+ * A try that cannot block (RWF_NOWAIT, MSG_DONTWAIT), made under M:N
+ * without the runtime lock (rt.h, __weft_try_syscall6), so that the VPs'
+ * reads and writes overlap; M:1: io_sys*.  The descriptor's entry may
+ * change meanwhile (another VP's close), so what the caller does after it
+ * reads the entry again.  And the poller may take an edge for it
+ * meanwhile (on another VP, under the lock), which sets f->ready with no
+ * waiter to wake; the caller's next step after EAGAIN or a short write
+ * clears that bit to wait (__weft_io_block), and edge-triggered epoll
+ * sends no second edge: the wait would never end.  So a caller takes
+ * f->edges (the poller's count, wait.c) before the try and gives it to
+ * the wait (io_blk.edges), which tries again instead of waiting if it
+ * moved; and a short read marks the descriptor empty only if it did not
+ * (__weft_io_read_done).  Under M:1 nothing runs meanwhile and the count
+ * never moves during a try.
+ */
 #define io_try6(nr, a, b, c, d, e, f) \
 	__weft_try_syscall6((nr), (long)(a), (long)(b), (long)(c), (long)(d), (long)(e), (long)(f))
 
@@ -164,8 +176,8 @@ struct io_fd {
 	uint8_t misc;                 /* fd.c's: private, local (never shared with another process), a hidden dup */
 	uint8_t drain;                /* D_*: what a short read says (below) */
 	uint16_t edges;               /* the poller's events for it, counted (wrapping):
-				       * a try made without the runtime lock (M:N, rw.c's
-				       * try_nowait) sees whether one came meanwhile */
+				       * a try made without the runtime lock (M:N, io_try6)
+				       * sees whether one came meanwhile */
 	int32_t rcvtimeo_ms, sndtimeo_ms;   /* SO_RCVTIMEO / SO_SNDTIMEO (F_TMO_KNOWN), 0: none */
 	struct io_rec *waiters[2];    /* circular lists, oldest first */
 };
@@ -319,7 +331,7 @@ struct io_blk {
 	uint8_t restartable;           /* SA_RESTART restarts it (no socket timeout set) */
 	uint8_t sock_timeout;          /* SO_RCVTIMEO / SO_SNDTIMEO apply (dir picks which) */
 	uint16_t edges;                /* f->edges before the caller's last try: one that came
-					* since (a try made without the runtime lock, rw.c)
+					* since (a try made without the runtime lock, io_try6)
 					* makes the next block try again, not wait */
 };
 
@@ -354,7 +366,7 @@ long __weft_io_run(int fd, struct io_fd *f, int dir, bool consuming, int64_t dea
 		   void *ctx) HIDDEN;
 /* The same after a first try the caller made with the descriptor's edge
  * count *edges before it (io_blk.edges: a try made without the runtime
- * lock may have missed an edge, rw.c); *edges is left the count before
+ * lock may have missed an edge, io_try6); *edges is left the count before
  * the last try made here (for __weft_io_read_done). */
 long __weft_io_run_from(int fd, struct io_fd *f, int dir, bool consuming, int64_t deadline, io_try_fn try,
 			void *ctx, uint16_t *edges) HIDDEN;
@@ -453,7 +465,7 @@ static inline bool __weft_io_known_empty(int fd, struct io_fd *f)
 }
 /* A read of `want` bytes on f returned r: a short one empties it — unless
  * an edge came since the read began (`edges`, f->edges then: a read made
- * without the runtime lock, rw.c), which says more data came after. */
+ * without the runtime lock, io_try6), which says more data came after. */
 static inline void __weft_io_read_done(struct io_fd *f, long r, size_t want, uint16_t edges)
 {
 	if ((f->drain & D_SHORT_DRAINS) && r > 0 && (size_t)r < want && f->edges == edges)

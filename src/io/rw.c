@@ -39,34 +39,16 @@ static long sys_pwritev2(int fd, const struct iovec *iov, int cnt, off_t off, in
 	return io_sys6(SYS_pwritev2, fd, iov, cnt, off, 0, rwf);
 }
 
-/*
- * A try that cannot block (RWF_NOWAIT, MSG_DONTWAIT) on f.  Under M:N it
- * is made without the runtime lock (io_try6), so that the VPs' reads and
- * writes overlap; then the poller may take an edge for f meanwhile (on
- * another VP, under the lock), which sets f->ready with no waiter to wake.
- * The caller's next step after EAGAIN or a short write clears that bit to
- * wait (__weft_io_block), and edge-triggered epoll sends no second edge:
- * the wait would never end.  So the callers take f->edges before the try
- * (the poller counts its edges there, wait.c), and __weft_io_block given
- * that count (io_blk.edges) tries again instead of waiting if it moved; a
- * short read marks the descriptor empty only if it did not
- * (__weft_io_read_done).  Under M:1 nothing runs meanwhile and the count
- * never moves during a try.
- */
-static long try_nowait(struct io_fd *f, long nr, long a1, long a2, long a3, long a4, long a5, long a6)
+/* The same with RWF_NOWAIT, which cannot block: under M:N without the
+ * runtime lock (io.h, io_try6, says what the callers must then do). */
+static long try_preadv2(int fd, const struct iovec *iov, int cnt, off_t off, int rwf)
 {
-	(void)f;
-	return io_try6(nr, a1, a2, a3, a4, a5, a6);
+	return io_try6(SYS_preadv2, fd, iov, cnt, off, 0, rwf | RWF_NOWAIT);
 }
 
-static long try_preadv2(struct io_fd *f, int fd, const struct iovec *iov, int cnt, off_t off, int rwf)
+static long try_pwritev2(int fd, const struct iovec *iov, int cnt, off_t off, int rwf)
 {
-	return try_nowait(f, SYS_preadv2, fd, (long)iov, cnt, off, 0, rwf | RWF_NOWAIT);
-}
-
-static long try_pwritev2(struct io_fd *f, int fd, const struct iovec *iov, int cnt, off_t off, int rwf)
-{
-	return try_nowait(f, SYS_pwritev2, fd, (long)iov, cnt, off, 0, rwf | RWF_NOWAIT);
+	return io_try6(SYS_pwritev2, fd, iov, cnt, off, 0, rwf | RWF_NOWAIT);
 }
 
 /* The ordinary call: a plain readv at the file position when off is -1
@@ -118,7 +100,7 @@ static long file_readv(int fd, struct io_fd *f, const struct iovec *iov, int cnt
 	for (;;) {
 		struct iovec v = { (char *)iov->iov_base + done, iov->iov_len - done };
 		off_t at = off == -1 ? -1 : off + (off_t)done;
-		long r = try_preadv2(f, fd, &v, 1, at, rwf);
+		long r = try_preadv2(fd, &v, 1, at, rwf);
 		if (r == -EOPNOTSUPP && !done) {
 			f->flags |= F_POLLONLY_IN;       /* this file system has no RWF_NOWAIT */
 			return takeable_readv(fd, iov, cnt, off, rwf);
@@ -148,9 +130,9 @@ static inline bool stream_socket_buffer(const struct io_fd *f, const struct iove
 static long try_read(int fd, struct io_fd *f, const struct iovec *iov, int cnt, off_t off, int rwf)
 {
 	if (stream_socket_buffer(f, iov, cnt, off, rwf))
-		return try_nowait(f, SYS_recvfrom, fd, (long)iov->iov_base, (long)iov->iov_len, MSG_DONTWAIT, 0, 0);
+		return io_try6(SYS_recvfrom, fd, iov->iov_base, iov->iov_len, MSG_DONTWAIT, 0, 0);
 	if (likely(!(f->flags & F_POLLONLY_IN))) {
-		long r = try_preadv2(f, fd, iov, cnt, off, rwf);
+		long r = try_preadv2(fd, iov, cnt, off, rwf);
 		if (likely(r != -EOPNOTSUPP))
 			return r;
 		f->flags |= F_POLLONLY_IN;          /* this file has no RWF_NOWAIT */
@@ -163,9 +145,9 @@ static long try_read(int fd, struct io_fd *f, const struct iovec *iov, int cnt, 
 static long try_write(int fd, struct io_fd *f, const struct iovec *iov, int cnt, off_t off, int rwf)
 {
 	if (stream_socket_buffer(f, iov, cnt, off, rwf))
-		return try_nowait(f, SYS_sendto, fd, (long)iov->iov_base, (long)iov->iov_len, MSG_DONTWAIT, 0, 0);
+		return io_try6(SYS_sendto, fd, iov->iov_base, iov->iov_len, MSG_DONTWAIT, 0, 0);
 	if (likely(!(f->flags & F_POLLONLY_OUT))) {
-		long r = try_pwritev2(f, fd, iov, cnt, off, rwf);
+		long r = try_pwritev2(fd, iov, cnt, off, rwf);
 		if (likely(r != -EOPNOTSUPP))
 			return r;
 		f->flags |= F_POLLONLY_OUT;

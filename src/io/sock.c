@@ -86,7 +86,7 @@ static long do_recvfrom(int fd, void *buf, size_t n, int flags, struct sockaddr 
 			      (flags & (MSG_WAITALL | MSG_PEEK)) == MSG_WAITALL && f->kind == K_STREAM };
 	long r;
 	/* the edge count before each try, which M:N makes without the
-	 * runtime lock (rw.c, try_nowait, says why) */
+	 * runtime lock (io.h, io_try6, says why) */
 	uint16_t edges = f->edges;
 	if (flags == 0 && __weft_io_known_empty(fd, f)) {
 		r = -EAGAIN;                      /* its last read was short: no system call (io.h) */
@@ -261,7 +261,7 @@ static long do_sendto(int fd, const void *buf, size_t n, int flags, const struct
 	struct io_fd *f = __weft_io_fd(fd);
 	if (unlikely(!f) || (flags & MSG_DONTWAIT) || f->kind == K_PASS)
 		return io_sys6(SYS_sendto, fd, buf, n, flags, addr, alen);
-	uint16_t edges = f->edges;                /* before the try: rw.c, try_nowait */
+	uint16_t edges = f->edges;                /* before the try: io.h, io_try6 */
 	long r = io_try6(SYS_sendto, fd, buf, n, flags | MSG_DONTWAIT, addr, alen);
 	if (likely(r >= 0 ? (size_t)r >= n || f->kind != K_STREAM : r != -EAGAIN))
 		return r;

@@ -313,7 +313,7 @@ int __weft_io_block(struct io_blk *b)
 {
 	struct io_fd *f = b->f;
 	/* An edge came while the caller's last try ran without the runtime
-	 * lock (M:N, rw.c's try_nowait): what it announced may be there now,
+	 * lock (M:N, io.h's io_try6): what it announced may be there now,
 	 * and epoll sends no second edge for it.  Try again before waiting. */
 	if (unlikely(f->edges != b->edges)) {
 		b->edges = f->edges;

@@ -1,6 +1,6 @@
 /*
  * mn_io_edges_not_lost — under M:N a wrapped read or write makes its
- * non-blocking try without the runtime lock (src/io/rw.c, try_nowait;
+ * non-blocking try without the runtime lock (src/io/io.h, io_try6;
  * rt.h, __weft_try_syscall6), so that the VPs' system calls overlap.  The
  * poller may then take an edge for the descriptor on another VP in the
  * middle of the try; such an edge must not be lost (edge-triggered epoll
