@@ -20,9 +20,14 @@
  *
  * Shared futexes (no FUTEX_PRIVATE_FLAG): std::future uses them in private
  * memory, so they are emulated too; because another process may share the
- * word, a wake is also passed to the kernel, and a waiter re-reads the word
- * at growing intervals (1 ms to 64 ms) and returns when it changed — a
- * spurious wake-up, which futex(2) callers must accept anyway.
+ * word, a wake is also passed to the kernel, and the word is re-read at
+ * growing intervals (1 ms to 64 ms); the waiter returns 0 when it changed —
+ * a spurious wake-up, which futex(2) callers must accept anyway.  The
+ * re-read is the runtime timer's (__weft_futex_poll, WAIT_FUTEX_SHARED):
+ * the waiter stays on its bucket meanwhile, so a wake never passes it by
+ * and a wake's count is exact.  (The waiter itself re-reading after a
+ * timeout left it off its bucket until it ran: a wake then found nobody,
+ * returned 0, and — the word unchanged — was lost.)
  *
  * Not emulated (ENOSYS on the VP thread): FUTEX_WAKE_OP and the PI and
  * requeue-PI operations, which glibc uses only internally, through inline
@@ -41,10 +46,15 @@
 #define SHARED_POLL_MIN_NS 1000000ll
 #define SHARED_POLL_MAX_NS 64000000ll
 
-/* What a parked futex waiter waits for; lives on the waiter's stack. */
+/* What a parked futex waiter waits for; lives on the waiter's stack.  The
+ * rest is a shared waiter's, read and written by its polls (the runtime
+ * timer's, under the runtime lock, while the waiter is parked). */
 struct fwait {
 	const uint32_t *addr;
 	uint32_t bitset;
+	uint32_t val;          /* the word it waits to see change from */
+	int64_t deadline;      /* its own timeout, -1 none */
+	int64_t poll;          /* the interval to the next re-read */
 };
 
 static struct waitq buckets[FUTEX_BUCKETS];
@@ -146,34 +156,56 @@ static uint32_t load_word(const uint32_t *addr)
 	return __atomic_load_n(addr, __ATOMIC_ACQUIRE);
 }
 
+/* The next of a shared waiter's re-reads, or its own deadline if sooner. */
+static int64_t next_poll(const struct fwait *w, int64_t now)
+{
+	int64_t p = now + w->poll;
+	return w->deadline >= 0 && w->deadline < p ? w->deadline : p;
+}
+
 /* Park until woken, until `deadline` (-1: none), or — for a shared futex —
- * until the word is seen to change.  0 or ETIMEDOUT. */
+ * until a re-read finds the word changed.  0, ETIMEDOUT or EINTR. */
 static int park_on_rec(struct fwait *w, uint32_t val, int64_t deadline, bool shared)
 {
-	int64_t poll = SHARED_POLL_MIN_NS;
-	for (;;) {
-		int64_t until = deadline;
-		bool polling = false;
-		if (shared) {
-			int64_t p = __weft_now() + poll;
-			if (until < 0 || p < until) {
-				until = p;
-				polling = true;
-			}
-		}
-		/* a signal for this UT ends the wait with EINTR, as the
-		 * kernel's FUTEX_WAIT does (its handler has run: park.c) */
-		struct ut *self = __weft_self();
-		self->sig_intr = 1;
-		int r = __weft_park(bucket_of(w->addr), until, WAIT_FUTEX, w);
-		self->sig_intr = 0;
-		if (r != ETIMEDOUT || !polling)
-			return r;
-		if (load_word(w->addr) != val)
-			return 0;
-		if (poll < SHARED_POLL_MAX_NS)
-			poll *= 2;
+	int64_t until = deadline;
+	enum wait_kind kind = WAIT_FUTEX;
+	if (shared) {
+		w->val = val;
+		w->deadline = deadline;
+		w->poll = SHARED_POLL_MIN_NS;
+		until = next_poll(w, __weft_now());
+		kind = WAIT_FUTEX_SHARED;
 	}
+	/* a signal for this UT ends the wait with EINTR, as the kernel's
+	 * FUTEX_WAIT does (its handler has run: park.c) */
+	struct ut *self = __weft_self();
+	self->sig_intr = 1;
+	int r = __weft_park(bucket_of(w->addr), until, kind, w);
+	self->sig_intr = 0;
+	return r;
+}
+
+/*
+ * A shared waiter's timer ran out (the runtime's wait_poll hook; it runs
+ * under the runtime lock, on whichever VP runs timers, while t stays
+ * parked on its bucket).  It reads the program's word as the waiter would:
+ * the address was valid when the wait began, and a program that unmaps
+ * the memory under a waiter has broken futex(2)'s contract.
+ */
+int64_t __weft_futex_poll(struct ut *t, int64_t now, int *result)
+{
+	struct fwait *w = t->wait_obj;
+	if (load_word(w->addr) != w->val) {
+		*result = 0;
+		return -1;
+	}
+	if (w->deadline >= 0 && w->deadline <= now) {
+		*result = ETIMEDOUT;
+		return -1;
+	}
+	if (w->poll < SHARED_POLL_MAX_NS)
+		w->poll *= 2;
+	return next_poll(w, now);
 }
 
 static int park_on(const uint32_t *addr, uint32_t val, uint32_t bitset, int64_t deadline, bool shared)

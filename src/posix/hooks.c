@@ -32,4 +32,5 @@ const struct weft_hooks __weft_hooks = {
 	.cancel_async_point = __weft_cancel_async_point,
 	.wait_holder = __weft_wait_holder,
 	.wait_interrupted = __weft_wait_interrupted,
+	.wait_poll = __weft_futex_poll,
 };

@@ -39,6 +39,8 @@ void __weft_unwind_exit(void *retval) HIDDEN __attribute__((noreturn));
 /* sched_getscheduler/getparam/setparam/setscheduler by number (pthread_sched.c):
  * -errno or the result; *handled false when the kernel is to answer. */
 long __weft_sched_call(long nr, long a1, long a2, long a3, bool *handled) HIDDEN;
+/* A shared futex waiter's poll (futex.c; the runtime's wait_poll hook). */
+int64_t __weft_futex_poll(struct ut *t, int64_t now, int *result) HIDDEN;
 int __weft_clock_nanosleep(clockid_t clk, int flags, const struct timespec *req, struct timespec *rem) HIDDEN;
 
 #endif

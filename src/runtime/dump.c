@@ -149,7 +149,7 @@ static const char *wait_name(int k)
 		[WAIT_MUTEX] = "mutex", [WAIT_COND] = "condition", [WAIT_RWLOCK] = "rwlock",
 		[WAIT_BARRIER] = "barrier", [WAIT_SEM] = "semaphore", [WAIT_ONCE] = "pthread_once",
 		[WAIT_EVENT] = "event", [WAIT_MAILBOX] = "its mailbox", [WAIT_SPIN] = "spinlock",
-		[WAIT_FUTEX] = "futex", [WAIT_PAUSE] = "a signal in pause()", [WAIT_OTHER] = "something",
+		[WAIT_FUTEX] = "futex", [WAIT_FUTEX_SHARED] = "shared futex", [WAIT_PAUSE] = "a signal in pause()", [WAIT_OTHER] = "something",
 	};
 	return k >= 0 && k <= WAIT_OTHER && names[k] ? names[k] : "something";
 }
@@ -189,7 +189,11 @@ static void put_wait(struct out *o, const struct ut *t, int64_t now)
 		break;
 	}
 	if (t->tindex) {
-		if (t->deadline >= now) {
+		if (t->deadline >= now && t->wait_kind == WAIT_FUTEX_SHARED) {
+			put(o, " (re-reads its word in ");
+			put_secs(o, (uint64_t)(t->deadline - now));
+			put(o, ")");
+		} else if (t->deadline >= now) {
 			put(o, t->wait_kind == WAIT_SLEEP ? ", " : " (times out in ");
 			put_secs(o, (uint64_t)(t->deadline - now));
 			put(o, t->wait_kind == WAIT_SLEEP ? " left" : ")");

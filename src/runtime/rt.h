@@ -121,7 +121,7 @@ enum ut_state {
 enum wait_kind {
 	WAIT_NONE = 0, WAIT_SLEEP, WAIT_JOIN, WAIT_MUTEX, WAIT_COND, WAIT_RWLOCK,
 	WAIT_BARRIER, WAIT_SEM, WAIT_ONCE, WAIT_EVENT, WAIT_MAILBOX, WAIT_SPIN,
-	WAIT_FUTEX, WAIT_PAUSE, WAIT_SYSCALL, WAIT_OTHER,
+	WAIT_FUTEX, WAIT_FUTEX_SHARED, WAIT_PAUSE, WAIT_SYSCALL, WAIT_OTHER,
 };
 
 struct ut;
@@ -771,6 +771,14 @@ struct weft_hooks {
 	 * object may count the waiter as away from its queue until it waits
 	 * again (cond.c: a condition wait resumes after the handler). */
 	void (*wait_interrupted)(enum wait_kind kind, void *obj);
+	/* The timer of t, parked WAIT_FUTEX_SHARED, ran out at `now`
+	 * (timer.c's __weft_timers_run: under the runtime lock, on any VP,
+	 * from a switch, the idle loop or a tick's deferred work, never from
+	 * a signal handler over Weft's code).  The wait polls what it waits
+	 * for while it stays on its queue, so that no wake passes it by:
+	 * return the next deadline (> now) to stay parked until, or -1 to end
+	 * the wait with *result (posix/futex.c).  No allocation, no switch. */
+	int64_t (*wait_poll)(struct ut *t, int64_t now, int *result);
 };
 extern const struct weft_hooks __weft_hooks HIDDEN;
 

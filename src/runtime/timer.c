@@ -273,7 +273,18 @@ int __weft_timers_run(int64_t now)
 	int n = 0;
 	while (h->n && h->v[0]->deadline <= now) {
 		struct ut *t = h->v[0];
-		__weft_unpark_nopreempt(t, ETIMEDOUT);
+		int result = ETIMEDOUT;
+		/* a wait that polls (a shared futex's) re-reads here and may
+		 * stay parked, on its queue, to a later deadline */
+		if (unlikely(t->wait_kind == WAIT_FUTEX_SHARED && t->state == UT_BLOCKED)) {
+			int64_t next = __weft_hooks.wait_poll(t, now, &result);
+			if (next > now) {
+				__weft_timer_del(t);
+				__weft_timer_add(t, next);
+				continue;
+			}
+		}
+		__weft_unpark_nopreempt(t, result);
 		n++;
 	}
 	__weft_vp()->stat.timer_wakeups += (uint64_t)n;

@@ -42,9 +42,10 @@ static void *waiter(void *arg)
 	return NULL;
 }
 
-/* Every waiter runs and parks.  A shared-futex waiter also wakes to re-read
- * the word 1, 3, 7, 15, 31 ms after parking: wake it between two of those,
- * so that it is on its queue, not between polls, when the wake comes. */
+/* Every waiter runs and parks.  A shared-futex waiter's word is re-read 1,
+ * 3, 7, 15, 31 ms after it parked; it stays on its queue meanwhile, so the
+ * polls that pass before the wake must not cost a wake (20 ms: four of them;
+ * the shared case of test_wait_wake_counts). */
 static void spawn(pthread_t *t, int n, int op)
 {
 	for (int i = 0; i < n; i++)
@@ -59,6 +60,10 @@ static void join(pthread_t *t, int n)
 		CHECK_OK(pthread_join(t[i], NULL));
 }
 
+/* A shared-futex waiter returns when its poll finds the word changed (a
+ * spurious wake-up, see test_shared_waiter_sees_change): to count wakes exactly,
+ * the shared case leaves the word as the waiters saw it; the private case
+ * changes it, as a real caller does before waking. */
 static void test_wait_wake_counts(int wait_op, int wake_op)
 {
 	pthread_t t[3];
@@ -66,7 +71,8 @@ static void test_wait_wake_counts(int wait_op, int wake_op)
 	woken = 0;
 	spawn(t, 3, wait_op);
 	CHECK_EQ(woken_now(), 0);
-	word = 1;
+	if (wait_op & FUTEX_PRIVATE_FLAG)
+		word = 1;
 	CHECK_EQ(futex(&word, wake_op, 2, NULL, NULL, FUTEX_BITSET_MATCH_ANY), 2);
 	await_woken(2);
 	usleep(1000);                 /* and no third */
@@ -75,6 +81,48 @@ static void test_wait_wake_counts(int wait_op, int wake_op)
 	join(t, 3);
 	CHECK_EQ(woken, 3);
 	CHECK_EQ(futex(&word, wake_op, 1, NULL, NULL, FUTEX_BITSET_MATCH_ANY), 0);
+}
+
+/* A shared waiter cannot see a wake made by another process, so it re-reads
+ * the word (1 ms to 64 ms apart) and returns 0 once it changed, with no
+ * FUTEX_WAKE at all.  Bounded at 10 s: the machine may be loaded. */
+static void test_shared_waiter_sees_change(void)
+{
+	pthread_t t;
+	word = 0;
+	woken = 0;
+	spawn(&t, 1, FUTEX_WAIT);
+	CHECK_EQ(woken_now(), 0);
+	__atomic_store_n(&word, 1, __ATOMIC_RELEASE);
+	for (int i = 0; i < 10000 && woken_now() != 1; i++)
+		usleep(1000);
+	CHECK_EQ(woken_now(), 1);
+	CHECK_OK(pthread_join(t, NULL));
+}
+
+/* A wake that comes as a shared waiter's word is re-read (the word
+ * unchanged) still finds it: delays from 0 to 35 ms cross the re-reads at
+ * 1, 3, 7, 15 and 31 ms.  Each wake counts exactly one, and ends its wait. */
+static void test_shared_wake_at_any_moment(void)
+{
+	for (int i = 0; i < 50; i++) {
+		pthread_t t;
+		word = 0;
+		woken = 0;
+		CHECK_OK(pthread_create(&t, NULL, waiter, (void *)(intptr_t)FUTEX_WAIT));
+		test_settle();
+		usleep((useconds_t)(i * 700));
+		CHECK_EQ(futex(&word, FUTEX_WAKE, 1, NULL, NULL, 0), 1);
+		CHECK_OK(pthread_join(t, NULL));
+		CHECK_EQ(woken, 1);
+	}
+	/* and a shared wait's own timeout ends it, polls or not */
+	struct timespec rel = { 0, 40 * 1000 * 1000 };
+	int64_t t0 = test_now_ns();
+	errno = 0;
+	CHECK_EQ(futex(&word, FUTEX_WAIT, 0, &rel, NULL, 0), -1);
+	CHECK_EQ(errno, ETIMEDOUT);
+	CHECK(test_now_ns() - t0 >= 40 * 1000 * 1000);
 }
 
 static void test_changed_word_is_eagain(void)
@@ -171,6 +219,8 @@ int main(void)
 	test_wait_wake_counts(FUTEX_WAIT_PRIVATE, FUTEX_WAKE_PRIVATE);
 	test_wait_wake_counts(FUTEX_WAIT_BITSET_PRIVATE, FUTEX_WAKE_BITSET_PRIVATE);
 	test_wait_wake_counts(FUTEX_WAIT, FUTEX_WAKE);   /* shared: std::future's */
+	test_shared_waiter_sees_change();
+	test_shared_wake_at_any_moment();
 	test_changed_word_is_eagain();
 	test_timeouts();
 	test_bitsets();
