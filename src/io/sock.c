@@ -150,7 +150,9 @@ static long rmsg_try(int fd, void *c, struct io_blk *b, bool nowait)
 {
 	(void)b;
 	struct rmsg_ctx *x = c;
-	return io_sys3(SYS_recvmsg, fd, x->msg, x->flags | (nowait ? MSG_DONTWAIT : 0));
+	/* the try without the runtime lock under M:N (io.h, io_try6) */
+	return nowait ? io_try6(SYS_recvmsg, fd, x->msg, x->flags | MSG_DONTWAIT, 0, 0, 0)
+		      : io_sys3(SYS_recvmsg, fd, x->msg, x->flags);
 }
 
 EXPORT ssize_t recvmsg(int fd, struct msghdr *msg, int flags)
@@ -162,13 +164,14 @@ EXPORT ssize_t recvmsg(int fd, struct msghdr *msg, int flags)
 	if (unlikely(!f) || (flags & MSG_DONTWAIT) || f->kind == K_PASS)
 		return io_ret(io_sys3(SYS_recvmsg, fd, msg, flags));
 	struct rmsg_ctx x = { msg, flags };
+	uint16_t edges = f->edges;                /* before the try: io.h, io_try6 */
 	long r = rmsg_try(fd, &x, NULL, true);
 	if (likely(r != -EAGAIN)) {
 		if (unlikely(f->waiters[IO_IN] != NULL) && r >= 0)
 			__weft_io_baton(f, IO_IN);
 		return io_ret(r);
 	}
-	return io_ret(__weft_io_run(fd, f, IO_IN, true, -2, rmsg_try, &x));
+	return io_ret(__weft_io_run_from(fd, f, IO_IN, true, -2, rmsg_try, &x, &edges));
 }
 
 struct rmm_ctx {
@@ -322,7 +325,9 @@ static long smsg_try(int fd, void *c, struct io_blk *b, bool nowait)
 			m.msg_control = NULL;
 			m.msg_controllen = 0;
 		}
-		long r = io_sys3(SYS_sendmsg, fd, &m, x->flags | (nowait ? MSG_DONTWAIT : 0));
+		/* the try without the runtime lock under M:N (io.h, io_try6) */
+		long r = nowait ? io_try6(SYS_sendmsg, fd, &m, x->flags | MSG_DONTWAIT, 0, 0, 0)
+				: io_sys3(SYS_sendmsg, fd, &m, x->flags);
 		if (r < 0)
 			return r == -EAGAIN || !x->done ? r : (long)x->done;
 		x->done += (size_t)r;
@@ -341,23 +346,28 @@ static size_t msg_total(const struct msghdr *m)
 
 /* A blocking sendmsg whose first `done` bytes are sent (0: none): wait for
  * room and send the rest, as the kernel's blocking call would (a stream's
- * message goes whole unless a signal or an error cuts it short). */
-static long sendmsg_rest(int fd, struct io_fd *f, const struct msghdr *msg, int flags, size_t done)
+ * message goes whole unless a signal or an error cuts it short).  edges:
+ * the descriptor's edge count before the caller's try, if that was made
+ * without the runtime lock (io.h, io_try6); NULL if under it. */
+static long sendmsg_rest(int fd, struct io_fd *f, const struct msghdr *msg, int flags, size_t done,
+			 uint16_t *edges)
 {
 	struct smsg_ctx x = { msg, msg_total(msg), done, flags, f->kind == K_STREAM };
-	long r = __weft_io_run(fd, f, IO_OUT, false, -2, smsg_try, &x);
+	long r = edges ? __weft_io_run_from(fd, f, IO_OUT, false, -2, smsg_try, &x, edges)
+		       : __weft_io_run(fd, f, IO_OUT, false, -2, smsg_try, &x);
 	return (r == -EAGAIN || r == -EINTR) && x.done ? (long)x.done : r;
 }
 
 static long do_sendmsg(int fd, struct io_fd *f, const struct msghdr *msg, int flags)
 {
-	long r = io_sys3(SYS_sendmsg, fd, msg, flags | MSG_DONTWAIT);
+	uint16_t edges = f->edges;                /* before the try: io.h, io_try6 */
+	long r = io_try6(SYS_sendmsg, fd, msg, flags | MSG_DONTWAIT, 0, 0, 0);
 	if (r >= 0 && f->kind != K_STREAM)
 		return r;
 	size_t total = r > 0 ? msg_total(msg) : 0;
 	if (likely(r >= 0 ? (size_t)r >= total : r != -EAGAIN))
 		return r;
-	return sendmsg_rest(fd, f, msg, flags, r > 0 ? (size_t)r : 0);
+	return sendmsg_rest(fd, f, msg, flags, r > 0 ? (size_t)r : 0, &edges);
 }
 
 /* Descriptors sent with SCM_RIGHTS are shared with the receiver from now. */
@@ -410,7 +420,7 @@ EXPORT int sendmmsg(int fd, struct mmsghdr *vec, unsigned vlen, int flags)
 		struct mmsghdr *last = &vec[done - 1];
 		size_t total = msg_total(&last->msg_hdr);
 		if (last->msg_len < total) {
-			long s = sendmsg_rest(fd, f, &last->msg_hdr, flags, last->msg_len);
+			long s = sendmsg_rest(fd, f, &last->msg_hdr, flags, last->msg_len, NULL);
 			if (s > 0)
 				last->msg_len = (unsigned)s;
 			if (s < 0 || (size_t)s < total)

@@ -6,8 +6,9 @@
  * middle of the try; such an edge must not be lost (edge-triggered epoll
  * sends no second one), or the reader waits for ever.
  *
- * PAIRS pairs over Unix stream sockets (half with read and write, half
- * with recv and send, whose tries are made the same way: sock.c) and PAIRS
+ * PAIRS pairs over Unix stream sockets (with read and write, with recv and
+ * send, with recvmsg and sendmsg, whose tries are made the same way:
+ * sock.c) and PAIRS
  * over pipes pass a counter back and forth ROUNDS times: ping writes i, pong reads it and writes i+1,
  * ping reads that.  Every value read must be the one expected, and the
  * whole must end before the watchdog (alarm, WATCHDOG_S: a lost edge hangs
@@ -28,6 +29,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 
 #if defined(WEFT_TEST_SANITIZE) || defined(WEFT_TEST_TSAN)
 #define ROUNDS 2000
@@ -45,7 +47,7 @@ struct pair {
 	int ping_rd, ping_wr;    /* ping's ends */
 	int pong_rd, pong_wr;    /* pong's ends */
 	bool short_reads;        /* read with a larger buffer than a message */
-	bool sockcalls;          /* recv and send, not read and write */
+	enum { RW, RECV_SEND, MSG } calls;  /* which calls pass the bytes */
 };
 
 static struct pair pairs[2 * PAIRS];
@@ -54,7 +56,14 @@ static uint32_t get(const struct pair *p, int fd)
 {
 	char buf[64];
 	size_t want = p->short_reads ? sizeof buf : sizeof(uint32_t);
-	ssize_t n = p->sockcalls ? recv(fd, buf, want, 0) : read(fd, buf, want);
+	ssize_t n;
+	if (p->calls == MSG) {
+		struct iovec iov = { buf, want };
+		struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1 };
+		n = recvmsg(fd, &m, 0);
+	} else {
+		n = p->calls == RECV_SEND ? recv(fd, buf, want, 0) : read(fd, buf, want);
+	}
 	/* one message in flight per direction: a read returns it whole */
 	CHECK_EQ(n, (ssize_t)sizeof(uint32_t));
 	uint32_t v;
@@ -64,7 +73,15 @@ static uint32_t get(const struct pair *p, int fd)
 
 static void put(const struct pair *p, int fd, uint32_t v)
 {
-	CHECK_EQ(p->sockcalls ? send(fd, &v, sizeof v, 0) : write(fd, &v, sizeof v), (ssize_t)sizeof v);
+	ssize_t n;
+	if (p->calls == MSG) {
+		struct iovec iov = { &v, sizeof v };
+		struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1 };
+		n = sendmsg(fd, &m, 0);
+	} else {
+		n = p->calls == RECV_SEND ? send(fd, &v, sizeof v, 0) : write(fd, &v, sizeof v);
+	}
+	CHECK_EQ(n, (ssize_t)sizeof v);
 }
 
 static void *ping(void *arg)
@@ -114,7 +131,7 @@ int main(void)
 			CHECK_OK(socketpair(AF_UNIX, SOCK_STREAM, 0, s));
 			p->ping_rd = p->ping_wr = s[0];
 			p->pong_rd = p->pong_wr = s[1];
-			p->sockcalls = i % 2;
+			p->calls = i % 3 == 0 ? RW : i % 3 == 1 ? RECV_SEND : MSG;
 		} else {
 			int a[2], b[2];
 			CHECK_OK(pipe(a));
