@@ -36,6 +36,9 @@
  * (published by a release store, never shrinks) to find its own.
  */
 #include "rt.h"
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#endif
 #include "../arch/valgrind_req.h"
 #include "../arch/arch.h"
 
@@ -137,7 +140,21 @@ void __weft_kt_after_fork(struct vp *vp)
 	k->timers.made = false;
 	k->timers.retry_armed = 0;
 	kts.spares = NULL;
-	kts.all = NULL;
+	/* the forking kernel thread stays findable by its tid (kt_by_tid)
+	 * when it is not the first: otherwise, back from a blocking call
+	 * whose VP it handed on, it took itself for a thread Weft did not
+	 * make and became a guest (a grandchild's waitpid in
+	 * mn_fork_child_restarts_vps, once the child's VPs ran again) */
+	if (k != &kts.kt0) {
+		k->all_next = NULL;
+		kts.all = k;
+		/* the first is the parent's: its tid may come back for a
+		 * thread of the child's once the parent is gone */
+		kts.kt0.tid = 0;
+		kts.kt0.away = NULL;
+	} else {
+		kts.all = NULL;
+	}
 	kts.parked = 0;
 	k->away = NULL;
 	kts.made = 0;                     /* the parent's spares are not here */
@@ -698,14 +715,38 @@ void __weft_kt_word_claim(void)
 #endif
 }
 
+/* AddressSanitizer: a parent kernel thread's stack holds the poison of
+ * the frames it had when the parent forked (it never ended in the child,
+ * so nothing cleared it), and glibc gives that stack to the child's next
+ * thread, whose start-up in ASan runs instrumented code (Weft's
+ * pthread_attr_init, through pthread_getattr_np) before ASan clears the
+ * new stack's shadow: a false stack-buffer-underflow, once a child
+ * started its VPs again (mn_fork_child_restarts_vps).  Cleared here, as
+ * the thread's end would have. */
+#if WEFT_ARCH_KT_WORD
+static void stack_unpoison(void *tp)
+{
+#if defined(__SANITIZE_ADDRESS__)
+	char *lo = *(char **)((char *)tp + TCB_STACKBLOCK);
+	size_t size = *(size_t *)((char *)tp + TCB_STACKBLOCK_SIZE);
+	if (lo && size)
+		__asan_unpoison_memory_region(lo, size);
+#else
+	(void)tp;
+#endif
+}
+#endif
+
 void __weft_kt_words_after_fork(void)
 {
 #if WEFT_ARCH_KT_WORD
 	void *mine = __weft_arch_tp_get();
 	uint32_t n = kt_word_nblocks;
 	for (uint32_t i = 0; i < n && i < KT_WORD_BLOCKS; i++)
-		if (kt_word_blocks[i] && kt_word_blocks[i] != mine)
+		if (kt_word_blocks[i] && kt_word_blocks[i] != mine) {
 			__weft_arch_kt_word_clear(kt_word_blocks[i]);
+			stack_unpoison(kt_word_blocks[i]);
+		}
 	if (n > KT_WORD_BLOCKS)
 		__atomic_store_n(&__weft_kt_word_shared, true, __ATOMIC_SEQ_CST);
 	kt_word_nblocks = 0;

@@ -229,11 +229,13 @@ int __weft_mn_idle_stack(struct vp *vp)
 }
 
 /*
- * The second UT is being made: start VPs 1..nvps-1.  Every UT has TLS of
- * its own from here (a UT moves between kernel threads; its thread block
- * moves with it and names the VP it runs on: tls.c), glibc is told that
- * threads exist, and each VP's first kernel thread is a spare handed that
- * VP (kthread.c's carry), which it then carries like any carrier.
+ * The second UT is being made: start every VP but this one (VP 0, or in a
+ * child forked after the VPs started, the VP that forked: mn_after_fork).
+ * Every UT has TLS of its own from here (a UT moves between kernel
+ * threads; its thread block moves with it and names the VP it runs on:
+ * tls.c), glibc is told that threads exist, and each VP's first kernel
+ * thread is a spare handed that VP (kthread.c's carry), which it then
+ * carries like any carrier.
  */
 void __weft_mn_start(void)
 {
@@ -246,15 +248,19 @@ void __weft_mn_start(void)
 	/* The running UT (main) keeps the first kernel thread's own block,
 	 * and may move to another VP while that thread idles on VP 0: the
 	 * idle context and the home must not share a thread block with a UT
-	 * that runs elsewhere at the same time. */
-	__weft_kt0_tcb_apart();
+	 * that runs elsewhere at the same time.  (A fork's child did this
+	 * in its parent: the forking kernel thread's home is apart.) */
+	struct vp *v0 = __weft_vp();
+	if (v0 == &__weft_vps[0])
+		__weft_kt0_tcb_apart();
 	__weft_kt_multiple_threads_on();
-	__weft_local_queues_on();         /* sets v0's mn_local, copied below */
-	struct vp *v0 = &__weft_vps[0];
+	__weft_local_queues_on(v0);       /* sets v0's mn_local, copied below */
 	sigset_t kmask;
 	__weft_raw_syscall6(SYS_rt_sigprocmask, SIG_BLOCK, 0, (long)&kmask, 8, 0, 0);
-	for (unsigned i = 1; i < proc->nvps; i++) {
+	for (unsigned i = 0; i < proc->nvps; i++) {
 		struct vp *vp = &__weft_vps[i];
+		if (vp == v0)
+			continue;
 		vp->index = i;
 		/* debug_pick, trace_on, tp_on, cpu_acct, mn_local; not noswitch_set */
 		vp->switch_care = v0->switch_care & ~(uint64_t)0xff;
@@ -485,18 +491,49 @@ void __weft_mn_after_fork(struct vp *vp)
 	proc->mn.poll_owner = -1;
 	/* A parent that never started its other VPs leaves them to the
 	 * child's own start (its first second UT): none is gone.  One that
-	 * did leaves the child one VP (its other VPs' kernel threads do not
-	 * exist there; docs/mn.md). */
+	 * did leaves the child the forking VP alone: the others' kernel
+	 * threads do not exist there, and what they ran is gone (fork.c).
+	 * They start again, as in a new process, when the child makes its
+	 * next UT (__weft_mn_start), each on a kernel thread of the child's;
+	 * until then they are as never started: no carrier, no identity
+	 * (tp0: the monitor's "started" test; VP 0 keeps its, below),
+	 * nothing queued. */
 	if (!proc->mn.started)
 		return;
+	proc->mn.started = false;
 	for (unsigned i = 0; i < proc->nvps; i++) {
 		struct vp *v = &__weft_vps[i];
+		__atomic_store_n(&v->inbox, NULL, __ATOMIC_RELAXED);  /* its UTs are gone */
 		if (v == vp)
 			continue;
 		v->gone = true;
 		v->idle = 0;
 		v->woken = 0;
+		v->kicked = 0;
 		v->tid = 0;
+		v->carrier = NULL;
+		/* its next first kernel thread is the identity of its UTs —
+		 * but for VP 0, whose identity is the process's first thread
+		 * block, the main UT's own (tls.c; libc_cancel.c arms there):
+		 * glibc never gives that block to another thread */
+		if (i != 0) {
+			v->tp0 = NULL;
+			v->self0 = NULL;
+		}
+		v->offvp = 0;
+		v->take = 0;
+		v->tick_mode = TICK_OFF;
+		v->exiting = NULL;
+		v->hand_to = NULL;
+		v->cancel_armed = 0;
+		v->dispatch_pending = 0;
+		v->async_cancel = 0;
+		v->signals = 0;
+		v->sig_hold = 0;
+		v->deferred.pending = 0;          /* the child's pending set is empty */
+		v->noswitch.lo = v->noswitch.sp = 0;
+		v->noswitch.ut = NULL;
+		v->noswitch_set = 0;
 		__weft_cur_set(v, NULL);
 	}
 }

@@ -612,8 +612,9 @@ struct vp {
 	 * clears it when it runs again (counted in proc.mn.waking).
 	 * kicked: a cross-VP preemption signal is on its way to the carrier;
 	 * cleared by the VP's __weft_preempted.
-	 * gone: no kernel thread carries it (a child forked after the VPs
-	 * started keeps one VP; mn_start clears it as it gives a VP a carrier). */
+	 * gone: no kernel thread carries it (in a child forked after the VPs
+	 * started, until the child's next UT starts them again; mn_start
+	 * clears it as it gives a VP a carrier). */
 	struct ut idle_ut;
 	/* Copy-stack UTs (copystack.c): the mover, a context of the VP's own
 	 * (a small stack, a frame made afresh each time, never resumed) that
@@ -1156,7 +1157,7 @@ static inline bool __weft_on_vp_thread(const struct vp *vp);
 void __weft_ready(struct ut *t) HIDDEN;
 /* M:N: level 0 kept per VP from now on (mn.c, before the other VPs
  * start); a fork's child empties every VP's list (fork.c). */
-void __weft_local_queues_on(void) HIDDEN;
+void __weft_local_queues_on(struct vp *v0) HIDDEN;
 void __weft_local_queues_clear(void) HIDDEN;
 /* Ready at the head of its level (a SCHED_OTHER UT back from the kernel:
  * handoff.c), to run before the UTs that were already ready there. */

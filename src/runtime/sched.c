@@ -222,9 +222,10 @@ static inline void rq_unlink(struct vp *vp, struct ut *t) { rq_unlink_as(vp, t, 
 
 /* M:N is starting (mn.c, before the other VPs run): level 0 becomes VP 0's
  * list, and every VP keeps level 0 per VP from here on. */
-void __weft_local_queues_on(void)
+void __weft_local_queues_on(struct vp *v0)
 {
-	struct vp *v0 = &__weft_vps[0];
+	if (v0->mn_local)
+		return;                   /* a fork's child: on since its parent's start */
 	struct ut *h = __weft_rq.rq[0];
 	__weft_rq.rq[0] = NULL;
 	v0->lq = h;
@@ -232,7 +233,7 @@ void __weft_local_queues_on(void)
 	if (h) {
 		struct ut *t = h;
 		do {
-			t->rq_vp = 0;
+			t->rq_vp = (uint8_t)v0->index;
 			v0->lq_n++;
 			t = t->q_next;
 		} while (t != h);

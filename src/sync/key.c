@@ -104,7 +104,12 @@ static KT_PATH struct kt_value *kt_entry(pthread_key_t key, bool claim)
 	/* the kernel thread's id without a system call where Weft knows it */
 	pid_t tid = __weft_arch_kt_word();
 	__atomic_thread_fence(__ATOMIC_ACQUIRE);
-	if (!tid || __atomic_load_n(&__weft_kt_word_shared, __ATOMIC_RELAXED))
+	/* a kernel thread in its birth has not claimed its word yet: its
+	 * block may come from glibc's cache with a word no fork's child could
+	 * clear (mn_fork_child_restarts_vps under ASan: a grandchild's new
+	 * thread read its grandparent's thread's word, and that thread's
+	 * record) */
+	if (!tid || __atomic_load_n(&__weft_kt_word_shared, __ATOMIC_RELAXED) || __weft_kt_in_birth())
 		tid = (pid_t)__weft_raw_syscall6(SYS_gettid, 0, 0, 0, 0, 0, 0);
 	uint64_t tag = kt_tag(tid, key);
 	uint32_t h = (uint32_t)((tag * 0x9e3779b97f4a7c15ull) >> 40) % KT_VALUES;
@@ -126,12 +131,18 @@ static KT_PATH struct kt_value *kt_entry(pthread_key_t key, bool claim)
 	return NULL;
 }
 
-/* A fork's child: its one kernel thread takes over the forking one's
- * value (the other kernel threads are not in the child). */
+/* A fork's child: its first kernel thread (its tid is the child's pid)
+ * takes over the forking one's value (the other kernel threads are not in
+ * the child).  Any other kernel thread of the child is new: it reads NULL
+ * until it sets its own, as in any process.  Asking the tid settles it:
+ * "in its birth" alone did not, since two kernel threads may be born at
+ * once (a child starting its VPs again and its monitor), and the one whose
+ * birth the other's overwrote took the forking thread's ASan record ("0 ==
+ * AsanTSDGet()" failed in its thread start). */
 static KT_PATH struct kt_value *kt_forked(pthread_key_t key)
 {
 	pid_t parent = __weft_proc.fork_parent_tid;
-	if (!parent)
+	if (!parent || __weft_raw_syscall6(SYS_gettid, 0, 0, 0, 0, 0, 0) != __weft_proc.pid)
 		return NULL;
 	uint64_t old = kt_tag(parent, key);
 	for (uint32_t i = 0; i < KT_VALUES; i++)
