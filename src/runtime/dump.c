@@ -149,7 +149,8 @@ static const char *wait_name(int k)
 		[WAIT_MUTEX] = "mutex", [WAIT_COND] = "condition", [WAIT_RWLOCK] = "rwlock",
 		[WAIT_BARRIER] = "barrier", [WAIT_SEM] = "semaphore", [WAIT_ONCE] = "pthread_once",
 		[WAIT_EVENT] = "event", [WAIT_MAILBOX] = "its mailbox", [WAIT_SPIN] = "spinlock",
-		[WAIT_FUTEX] = "futex", [WAIT_FUTEX_SHARED] = "shared futex", [WAIT_PAUSE] = "a signal in pause()", [WAIT_OTHER] = "something",
+		[WAIT_FUTEX] = "futex", [WAIT_FUTEX_SHARED] = "shared futex",
+		[WAIT_PAUSE] = "a signal in pause()", [WAIT_OTHER] = "something",
 	};
 	return k >= 0 && k <= WAIT_OTHER && names[k] ? names[k] : "something";
 }

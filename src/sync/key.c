@@ -105,10 +105,11 @@ static KT_PATH struct kt_value *kt_entry(pthread_key_t key, bool claim)
 	pid_t tid = __weft_arch_kt_word();
 	__atomic_thread_fence(__ATOMIC_ACQUIRE);
 	/* a kernel thread in its birth has not claimed its word yet: its
-	 * block may come from glibc's cache with a word no fork's child could
-	 * clear (mn_fork_child_restarts_vps under ASan: a grandchild's new
-	 * thread read its grandparent's thread's word, and that thread's
-	 * record) */
+	 * block may come from glibc's cache with a word no fork's child
+	 * cleared (mn_fork_child_restarts_vps under ASan: a grandchild's new
+	 * thread read the word of a thread of its parent's, and that thread's
+	 * record; the word's likely writer is a carrier that loaded a
+	 * reclaimed block as its VP's identity, tp0: docs/mn.md) */
 	if (!tid || __atomic_load_n(&__weft_kt_word_shared, __ATOMIC_RELAXED) || __weft_kt_in_birth())
 		tid = (pid_t)__weft_raw_syscall6(SYS_gettid, 0, 0, 0, 0, 0, 0);
 	uint64_t tag = kt_tag(tid, key);
@@ -134,11 +135,10 @@ static KT_PATH struct kt_value *kt_entry(pthread_key_t key, bool claim)
 /* A fork's child: its first kernel thread (its tid is the child's pid)
  * takes over the forking one's value (the other kernel threads are not in
  * the child).  Any other kernel thread of the child is new: it reads NULL
- * until it sets its own, as in any process.  Asking the tid settles it:
- * "in its birth" alone did not, since two kernel threads may be born at
- * once (a child starting its VPs again and its monitor), and the one whose
- * birth the other's overwrote took the forking thread's ASan record ("0 ==
- * AsanTSDGet()" failed in its thread start). */
+ * until it sets its own, as in any process.  Asking the tid says which,
+ * where "in its birth" (the one other test) names only one thread being
+ * born at a time (kts.birth), and a child may make two at once (its VPs
+ * again, its monitor). */
 static KT_PATH struct kt_value *kt_forked(pthread_key_t key)
 {
 	pid_t parent = __weft_proc.fork_parent_tid;
