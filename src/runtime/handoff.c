@@ -26,7 +26,8 @@
  *
  * The VP is handed on only when another UT exists to use it; a call made
  * with no spare to be had (WEFT_MAX_KTHREADS reached, static builds,
- * WEFT_ACTIVATIONS=off) blocks the VP as in M:1.
+ * WEFT_ACTIVATIONS=off) blocks the VP as in M:1 — that VP only: under
+ * M:N it lets the runtime lock go for the call's length (kept_call).
  *
  * Cancellation points among these calls (msgrcv, F_SETLKW, fsync, ...)
  * are made cancellable (__weft_blocking_cancellable_b): the call is
@@ -226,6 +227,35 @@ static bool eintr_is_weft(const struct weft_blocking *b)
 	return b->handed || __weft_vp()->async.caught == b->caught;
 }
 
+/*
+ * The call kept on the VP (no spare to be had, activations off, inside a
+ * handler that must not switch): under M:N it lets the runtime lock go
+ * for its length, as a call out of Weft does, so that only this VP waits
+ * with its caller.  Made under the lock, it stopped every other VP at its
+ * next Weft call for as long as it blocked: a UT counting and yielding on
+ * another VP counted 0 to 1 in the 200 ms a flock waited
+ * (activations_known_calls under WEFT_MAX_KTHREADS=1, two VPs).  The
+ * conditions are __weft_mn_try_syscall6's (rt.h): the UT's outermost call,
+ * on its own VP's carrier.  The UT stays RUNNING on this VP throughout;
+ * a tick or a signal meanwhile finds the PC in Weft's text and waits for
+ * the call's epilogue, as over any call out of Weft.  M:1: the call.
+ */
+static long kept_call(struct ut *x, struct kt *k, long nr, const long a[6], unsigned how)
+{
+	struct vp *vp = __weft_vp();
+	bool let_go = __weft_mn && vp->in_weft && __weft_on_vp_thread(vp) && !x->calls_nested && !x->guest_kt;
+	if (let_go)
+		__weft_outcall_begin(vp);
+	long r;
+	if (how & CALL_CANCELLABLE)
+		r = __weft_blocking_cancellable_call(x, k, false, nr, a);
+	else
+		r = __weft_raw_syscall6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+	if (let_go)
+		__weft_outcall_end();
+	return r;
+}
+
 /* One attempt at the call, in the bracket: its result, and whether an
  * EINTR it ended with is Weft's own (a tick, a kick: made again). */
 static long bracketed(struct ut *x, long nr, const long a[6], unsigned how, bool *weft_eintr)
@@ -235,8 +265,10 @@ static long bracketed(struct ut *x, long nr, const long a[6], unsigned how, bool
 	long r;
 	if ((how & CALL_HANDED_ONLY) && !bk.handed)
 		r = WEFT_NOT_HANDED;
+	else if (!bk.handed)
+		r = kept_call(x, bk.k, nr, a, how);
 	else if (how & CALL_CANCELLABLE)
-		r = __weft_blocking_cancellable_call(x, bk.k, bk.handed, nr, a);
+		r = __weft_blocking_cancellable_call(x, bk.k, true, nr, a);
 	else
 		r = __weft_raw_syscall6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
 	__weft_blocking_end(&bk);
