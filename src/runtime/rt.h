@@ -841,6 +841,10 @@ struct weft_rtl_line {
  * a third of its time in the lock's wait). */
 extern struct weft_rtl_line __weft_rtl HIDDEN;
 void __weft_rtl_lock_slow(void) HIDDEN;
+/* The lock for an idle VP that has work to take (its spin saw a UT ready,
+ * or it woke from its sleep): spin, then wait on the word, without the
+ * backoff's unasked sleeps (mn.c says why). */
+void __weft_rtl_lock_prompt(void) HIDDEN;
 void __weft_rtl_unlock_slow(uint32_t was) HIDDEN;
 void __weft_rtl_wake(void) HIDDEN;
 #ifdef WEFT_DEBUG
