@@ -5,8 +5,9 @@
  * signal to the VP's kernel thread every time slice, but only while
  * preemption can matter: it is armed when a UT becomes ready behind the
  * running one (sched.c calls __weft_preempt_arm), turned into a one-shot at
- * the next deadline when only sleepers are left, and stopped when the VP goes
- * idle or nothing but the running UT exists.
+ * the next deadline when only sleepers are left, and stopped when the VP
+ * stays idle past its idle loop's first pass (__weft_preempt_idle says why
+ * not at once) or nothing but the running UT exists.
  *
  * The signal contract for the tick handler (docs/architecture.md):
  *   1. Before it reads anything of the scheduler, it decides from the
@@ -821,10 +822,26 @@ void __weft_preempt_kick(struct vp *vp)
 	__weft_sigqueue_tid(tid, tick_signal, (union sigval){ .sival_int = TIMER_KICK });
 }
 
-void __weft_preempt_idle(void)
+/*
+ * The VP has nothing to run: sched.c's idle loop calls this on each pass.
+ * The tick stays armed through the loop's first pass, and goes off from
+ * the second.  Most idle spells of a program that does I/O (a server's
+ * VP between two requests, UTs passing bytes over sockets) are shorter
+ * than a slice; turning the tick off as each began, and on again at the
+ * next switch, cost two timer_settime calls a spell, under M:N with the
+ * runtime lock held (a third of the system calls of mn_socket_pingpong's
+ * VPs but the I/O itself).  A tick that comes while the VP sleeps finds
+ * it idle and does nothing (on_tick) but end the sleep; the loop's next
+ * pass turns the tick off for the rest of the spell.  So a spell longer
+ * than the slice's remainder costs one wake-up more, a shorter one two
+ * system calls fewer, and a UT run after a short spell may have the rest
+ * of the slice that was under way rather than a whole one.
+ */
+void __weft_preempt_idle(bool first_pass)
 {
 	struct vp *vp = __weft_vp();
-	tick_off(vp);
+	if (!first_pass)
+		tick_off(vp);
 	/* A retry armed by a deferral would cut the VP's sleep short for
 	 * nothing: there is nothing to preempt while it sleeps.  (The handler
 	 * that arms it runs on this kernel thread; if it fires first, the

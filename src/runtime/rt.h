@@ -1316,8 +1316,9 @@ void __weft_preempt_kick_away(struct kt *k) HIDDEN;
 void __weft_preempt_away_done(struct kt *k) HIDDEN;
 /* In a forked child: the parent's timers are gone; make new ones on use. */
 void __weft_preempt_after_fork(void) HIDDEN;
-/* No UT can run: stop the tick before the VP sleeps in the kernel. */
-void __weft_preempt_idle(void) HIDDEN;
+/* No UT can run (each pass of the idle loop): stop the retry, and the tick
+ * from the loop's second pass on (preempt.c says why not at the first). */
+void __weft_preempt_idle(bool first_pass) HIDDEN;
 /* The running UT parks until deadline: tick by then if a lower priority runs. */
 void __weft_preempt_deadline(int64_t deadline) HIDDEN;
 /* Act on a tick: called by the trampoline of a fake call, and by the

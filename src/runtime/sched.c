@@ -590,7 +590,7 @@ const struct weft_poller *__weft_poller;
  * wake, preempt.c), else on the futex word vp->wake. */
 static int idle(struct vp *vp)
 {
-	bool spun = false;
+	bool spun = false, first_pass = true;
 	for (;;) {
 		__weft_inbox_drain(vp);
 		if (unlikely(__weft_mn))
@@ -598,7 +598,8 @@ static int idle(struct vp *vp)
 		int p = __weft_highest_ready();
 		if (p >= 0)
 			return p;
-		__weft_preempt_idle();
+		__weft_preempt_idle(first_pass);
+		first_pass = false;
 		if (vp->signals) {
 			__weft_signals_deliver(vp);
 			continue;

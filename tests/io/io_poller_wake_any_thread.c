@@ -13,7 +13,9 @@
  * found nothing to run, and slept again), five times; then it writes the
  * byte the reader waits for.  Before all that, main itself calls wake and
  * then parks: the VP's first wait must return at once, so two sleeps are
- * counted in quick succession.
+ * counted in quick succession.  Registered with slicing off
+ * (WEFT_TIMESLICE=0): an idle spell that begins with the tick armed is cut
+ * once by it (runtime/preempt.c, __weft_preempt_idle), a kernel sleep more.
  */
 #include "runtime/rt.h"
 #include "arch/arch.h"
