@@ -139,7 +139,9 @@ static long try_read(int fd, struct io_fd *f, const struct iovec *iov, int cnt, 
 	}
 	if (!__weft_io_nonblock(fd, f) && !poll_ready(fd, POLLIN))
 		return -EAGAIN;
-	return plain_readv(fd, iov, cnt, off, rwf);
+	/* takeable: another reader of a shared tty may have taken the input
+	 * since the poll, and the call then waits for the next */
+	return takeable_readv(fd, iov, cnt, off, rwf);
 }
 
 static long try_write(int fd, struct io_fd *f, const struct iovec *iov, int cnt, off_t off, int rwf)
@@ -154,7 +156,7 @@ static long try_write(int fd, struct io_fd *f, const struct iovec *iov, int cnt,
 	}
 	if (!__weft_io_nonblock(fd, f) && !poll_ready(fd, POLLOUT))
 		return -EAGAIN;
-	return plain_writev(fd, iov, cnt, off, rwf);
+	return takeable_writev(fd, iov, cnt, off, rwf);
 }
 
 static size_t iov_total(const struct iovec *iov, int cnt)

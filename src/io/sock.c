@@ -16,16 +16,23 @@
  * accept has no per-call non-blocking form (accept4's SOCK_NONBLOCK is for
  * the new socket): it waits for the listener to be readable, then makes
  * the ordinary call, which returns at once — unless another process that
- * shares the listener took the connection first, when it blocks the VP
- * until the next one (the price of never setting O_NONBLOCK on a shared
- * description; docs/io.md).  connect sets O_NONBLOCK for its one system
- * call and clears it at once — only on a socket no other process shares
- * (made here since the last fork, never sent), where nobody can see the
- * flag, since no other UT runs meanwhile; a shared one gets the plain
- * blocking call —, waits for the socket to be writable, and reads SO_ERROR,
+ * shares the listener took the connection first, when it blocks until the
+ * next one (the price of never setting O_NONBLOCK on a shared description;
+ * docs/io.md).  connect sets O_NONBLOCK for its one system call and clears
+ * it at once — only on a socket no other process shares (made here since
+ * the last fork, never sent), where nobody can see the flag, since no
+ * other UT runs meanwhile; a shared one gets the plain blocking call —,
+ * waits for the socket to be writable, and reads SO_ERROR,
  * as a blocking connect would report it; SO_SNDTIMEO ends it with
  * EINPROGRESS, as on Linux.  All but setsockopt are cancellation
  * points.
+ *
+ * Those plain calls that may block (accept on a shared listener, connect
+ * on a shared socket) are made at the takeable system call (io.h,
+ * io_take6): the runtime lock is let go for them under M:N, so they stop
+ * only their own VP, and the monitor hands that VP on if they sleep
+ * (runtime/monitor.c).  Made under the lock, they stopped every VP at its
+ * next Weft call until they returned (mn_shared_socket_calls_takeable).
  */
 #include "io.h"
 
@@ -454,7 +461,9 @@ static long acc_try(int fd, void *c, struct io_blk *b, bool nowait)
 	struct acc_ctx *x = c;
 	if (nowait && !__weft_io_ready_now(fd, POLLIN))
 		return -EAGAIN;
-	return io_sys4(SYS_accept4, fd, x->addr, x->alen, x->flags);
+	/* takeable: it blocks if another process that shares the listener
+	 * took the connection since the poll (the file's comment) */
+	return io_take6(SYS_accept4, fd, x->addr, x->alen, x->flags, 0, 0);
 }
 
 static long do_accept4(int fd, struct sockaddr *addr, socklen_t *alen, int flags)
@@ -525,7 +534,7 @@ static long do_connect(int fd, const struct sockaddr *addr, socklen_t alen)
 	struct io_fd *f = __weft_io_fd(fd);
 	if (unlikely(!f) || f->kind == K_PASS || !(f->flags & F_SOCKET) || __weft_io_nonblock(fd, f) ||
 	    __weft_io_must_block() || !__weft_io_fd_local(f))
-		return io_sys3(SYS_connect, fd, addr, alen);   /* shared with another process: docs/io.md */
+		return io_take3(SYS_connect, fd, addr, alen);  /* shared with another process: docs/io.md */
 	long fl = io_sys2(SYS_fcntl, fd, F_GETFL);
 	if (fl < 0)
 		return fl;
