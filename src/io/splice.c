@@ -10,10 +10,12 @@
  * spliced to) may still have less room than the call would move: on a
  * descriptor no other process shares, the call runs with O_NONBLOCK set
  * for its duration, as connect does (sock.c), and says EAGAIN or a short
- * count instead of waiting; on a shared one the ordinary call blocks the
- * VP until room comes (the reader may be a UT of this process, which then
- * runs only after Weft's tick or the monitor ends the wait: docs/io.md,
- * Limits).  sendfile, which on a blocking socket moves the whole count,
+ * count instead of waiting; on a shared one the ordinary call is made at
+ * the takeable system call (io.h), as sock.c's plain calls are.  Linux
+ * returns a short count there once some room was free, so it waits only
+ * when another process filled the room since the poll; then, under M:N,
+ * the runtime lock is let go meanwhile, and the monitor hands the VP on if
+ * the call sleeps (docs/io.md, Limits).  sendfile, which on a blocking socket moves the whole count,
  * goes on chunk by chunk until it has, or the input ends, or a program's
  * signal handler ran.  A descriptor the program made non-blocking gets
  * the ordinary call.
@@ -124,7 +126,7 @@ static long do_sendfile(int out, int in, off_t *off, size_t count)
 		uint64_t caught = __weft_io_caught();
 		struct nb_end e;
 		nb_on(&e, out, fo, wout);
-		r = io_sys4(SYS_sendfile, out, in, off, n);
+		r = e.fl >= 0 ? io_sys4(SYS_sendfile, out, in, off, n) : io_take6(SYS_sendfile, out, in, off, n, 0, 0);
 		nb_off(&e);
 		if (r == -EAGAIN && e.fl >= 0)
 			continue;                     /* no room after all: wait for it */
@@ -170,8 +172,9 @@ EXPORT ssize_t splice(int in, loff_t *off_in, int out, loff_t *off_out, size_t l
 			return io_ret(-EINTR);
 		struct nb_end e;
 		nb_on(&e, out, fo, wout);
-		long r = io_sys6(SYS_splice, in, off_in, out, off_out, len < IO_CHUNK ? len : IO_CHUNK,
-				 flags | SPLICE_F_NONBLOCK);
+		size_t n = len < IO_CHUNK ? len : IO_CHUNK;
+		long r = e.fl >= 0 ? io_sys6(SYS_splice, in, off_in, out, off_out, n, flags | SPLICE_F_NONBLOCK)
+				   : io_take6(SYS_splice, in, off_in, out, off_out, n, flags | SPLICE_F_NONBLOCK);
 		nb_off(&e);
 		if (r != -EAGAIN)
 			return io_ret(r);
