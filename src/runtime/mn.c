@@ -136,13 +136,8 @@ static bool rtl_backoff(void)
 	return false;
 }
 
-static void rtl_lock_wait(bool backoff)
+static void rtl_sleep(bool backoff)
 {
-	for (int i = 0; i < LOCK_SPINS; i++) {
-		__builtin_ia32_pause();
-		if (rtl_try())
-			return;
-	}
 	int64_t since = __weft_now();
 	if (backoff && rtl_backoff())
 		return;
@@ -151,6 +146,26 @@ static void rtl_lock_wait(bool backoff)
 			return;
 		futex(&__weft_rtl.word, FUTEX_WAIT, 2);
 	}
+}
+
+/* The spin, then the sleeps.  A VP's kernel thread says it sleeps here
+ * (rt.h, rtl_waiting), so that the monitor does not read its /proc files
+ * to find it asleep in Weft's own code: two VPs passing bytes over sockets
+ * drew about three such reads a round trip, on a third kernel thread that
+ * competed with the two for the machine's two cores. */
+static void rtl_lock_wait(bool backoff)
+{
+	for (int i = 0; i < LOCK_SPINS; i++) {
+		__builtin_ia32_pause();
+		if (rtl_try())
+			return;
+	}
+	struct vp *me = __weft_arch_gs_get();
+	if (me)
+		__atomic_store_n(&me->rtl_waiting, 1, __ATOMIC_RELAXED);
+	rtl_sleep(backoff);
+	if (me)
+		__atomic_store_n(&me->rtl_waiting, 0, __ATOMIC_RELAXED);
 }
 
 void __weft_rtl_lock_slow(void)

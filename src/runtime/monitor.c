@@ -48,8 +48,9 @@
  * by the same hand, that stays in the program's table (a thread shares
  * its maker's).
  *
- * Async readers: the monitor reads vp->tid, idle, in_weft, noswitch_set,
- * cur, carrier, take, tp0, gone and the switch count without the VP, only
+ * Async readers: the monitor reads vp->tid, idle, in_weft, rtl_waiting,
+ * noswitch_set, cur, carrier, take, tp0, gone and the switch count without
+ * the VP, only
  * to decide whether to look closer or to park, and for its retirement also
  * inbox, the create count and proc.live (every
  * decision is re-checked after the fence); it writes runtime state only
@@ -460,7 +461,7 @@ static void look(struct vp *vp, struct watch *w)
 	 * an inbox (a foreign thread's, a UT's back from the kernel) */
 	bool alone = __atomic_load_n(&__weft_proc.live, __ATOMIC_RELAXED) < 2 &&
 		     !__atomic_load_n(&vp->inbox, __ATOMIC_ACQUIRE);
-	if (tid == 0 || vp->idle || vp->in_weft || alone ||
+	if (tid == 0 || vp->idle || vp->in_weft || vp->rtl_waiting || alone ||
 	    !sample(tid, &s) || !s.asleep || in_weft_code(s.pc) || in_vfork(&s)) {
 		w->have = false;
 		return;

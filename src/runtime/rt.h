@@ -445,9 +445,18 @@ struct vp {
 	 * Written by the carrier; read by the tick on the carrier and by the
 	 * monitor after it has seen the carrier asleep in the kernel, when
 	 * its stores are visible (docs/architecture.md).
-	 * Both sit beside cur: every entry reads and writes this line. */
+	 * Both sit beside cur: every entry reads and writes this line.
+	 * rtl_waiting: a kernel thread whose %gs names this VP sleeps, or is
+	 * about to, waiting for the runtime lock (mn.c, rtl_lock_wait: set
+	 * after the spin, cleared once it holds the lock).  Read by the
+	 * monitor alone, as a hint (look): that carrier waits in Weft's own
+	 * code, where no takeover follows, so its /proc files are not read.
+	 * A value set by another kernel thread of the VP (one coming back
+	 * from away) delays a takeover by a look or two, no more: it is
+	 * cleared as soon as that thread holds the lock. */
 	volatile uint32_t take;
 	volatile uint8_t in_weft;
+	volatile uint8_t rtl_waiting;
 	struct ut *exiting;               /* exited UT whose stack awaits release */
 	/* What a switch must look at beyond the plain queues, in one load
 	 * (the monitor also reads noswitch_set: it leaves a VP alone whose
