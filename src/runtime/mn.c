@@ -543,6 +543,20 @@ void __weft_mn_after_fork(struct vp *vp)
 	if (!proc->mn.started)
 		return;
 	proc->mn.started = false;
+	/* The forking VP's identity (tp0, self0: glibc's thread for its UTs)
+	 * is its first kernel thread's block.  If a spare carried the VP when
+	 * it forked, that kernel thread is not in the child, and glibc's fork
+	 * gave its block back to glibc's cache (its tid zeroed): the child's
+	 * next kernel thread may get it, and with it the identity of this
+	 * VP's UTs.  The identity moves to the kernel thread that forked,
+	 * whose block glibc keeps for it; the caller's own block names it
+	 * (vp.c, __weft_tls_fork_child).  VP 0's identity is the main UT's
+	 * block, which glibc never gives to another thread. */
+	struct kt *k = vp->carrier;
+	if (vp != &__weft_vps[0] && k && k->tp && k->tp != vp->tp0) {
+		vp->tp0 = k->tp;
+		vp->self0 = k->tp;            /* glibc's TCB is its struct pthread */
+	}
 	for (unsigned i = 0; i < proc->nvps; i++) {
 		struct vp *v = &__weft_vps[i];
 		__atomic_store_n(&v->inbox, NULL, __ATOMIC_RELAXED);  /* its UTs are gone */

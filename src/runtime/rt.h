@@ -1140,6 +1140,8 @@ uintptr_t __weft_tls_stack_floor(const struct ut *t) HIDDEN;
 int __weft_tls_attach(struct ut *t, char **stack_top) HIDDEN;
 /* M:N: t's thread block names vp as glibc's thread before t runs there. */
 void __weft_tls_rehome(struct ut *t, const struct vp *vp) HIDDEN;
+/* A forked child: the caller's own block names the child's thread. */
+void __weft_tls_fork_child(struct ut *self, const struct vp *vp) HIDDEN;
 /* A UT made before UTs had TLS of their own, about to run. */
 void __weft_tls_attach_late(struct ut *t) HIDDEN;
 /* A new UT's thread block apart from its stack (a copy-stack UT's stack

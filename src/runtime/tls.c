@@ -299,6 +299,20 @@ void __weft_tls_rehome(struct ut *t, const struct vp *vp)
 	*(pid_t *)((char *)t->tp + TCB_TID) = vp->tid;
 }
 
+/* In a forked child, the caller's own block (vp.c, after_fork_child):
+ * glibc's fork wrote the child's tid into the block the fork ran on, the
+ * carrier's own (vp.c, before_fork), not into this one, which still held
+ * the parent's; and under M:N the VP's identity may have moved to that
+ * carrier (mn.c, __weft_mn_after_fork). */
+void __weft_tls_fork_child(struct ut *self, const struct vp *vp)
+{
+	if (tls.mode != TLS_PER_UT || !self->tp)
+		return;
+	struct tcb_header *h = self->tp;
+	h->self = vp->self0;
+	*(pid_t *)((char *)self->tp + TCB_TID) = vp->tid;
+}
+
 static struct tls_ctx *ctx_take(void)
 {
 	struct tls_ctx *c = tls.pool;

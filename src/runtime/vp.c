@@ -136,6 +136,7 @@ static void after_fork_child(void)
 	__weft_kt_word_claim();       /* the forking kernel thread's id came with its block */
 	__weft_kt_after_fork(vp);
 	__weft_mn_after_fork(vp);
+	__weft_tls_fork_child(vp->cur, vp);
 	__weft_monitor_after_fork(vp);
 	__weft_preempt_after_fork();
 	__weft_fork_child(vp);
