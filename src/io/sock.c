@@ -198,8 +198,9 @@ static long rmm_try(int fd, void *c, struct io_blk *b, bool nowait)
 	if (!nowait)
 		return io_sys5(SYS_recvmmsg, fd, x->vec + x->done, x->vlen - x->done, x->flags, x->tmo);
 	for (;;) {
-		long r = io_sys5(SYS_recvmmsg, fd, x->vec + x->done, x->vlen - x->done,
-				 (x->flags & ~MSG_WAITFORONE) | MSG_DONTWAIT, NULL);
+		/* the tries without the runtime lock under M:N (io.h, io_try6) */
+		long r = io_try6(SYS_recvmmsg, fd, x->vec + x->done, x->vlen - x->done,
+				 (x->flags & ~MSG_WAITFORONE) | MSG_DONTWAIT, NULL, 0);
 		if (r > 0) {
 			x->done += (unsigned)r;
 			if (x->done == x->vlen || (x->flags & MSG_WAITFORONE) ||
@@ -227,13 +228,14 @@ EXPORT int recvmmsg(int fd, struct mmsghdr *vec, unsigned vlen, int flags, struc
 	if (tmo && __weft_rel_deadline(tmo, &until) != 0)
 		return (int)io_ret(-EINVAL);
 	struct rmm_ctx x = { vec, vlen, 0, flags, tmo, until };
+	uint16_t edges = f->edges;                /* before the try: io.h, io_try6 */
 	long r = rmm_try(fd, &x, NULL, true);
 	if (r != -EAGAIN) {
 		if (unlikely(f->waiters[IO_IN] != NULL) && r >= 0)
 			__weft_io_baton(f, IO_IN);
 		return (int)io_ret(r);
 	}
-	r = __weft_io_run(fd, f, IO_IN, true, x.done && until >= 0 ? until : -2, rmm_try, &x);
+	r = __weft_io_run_from(fd, f, IO_IN, true, x.done && until >= 0 ? until : -2, rmm_try, &x, &edges);
 	return (int)io_ret((r == -EAGAIN || r == -EINTR) && x.done ? (long)x.done : r);
 }
 
@@ -354,14 +356,13 @@ static size_t msg_total(const struct msghdr *m)
 /* A blocking sendmsg whose first `done` bytes are sent (0: none): wait for
  * room and send the rest, as the kernel's blocking call would (a stream's
  * message goes whole unless a signal or an error cuts it short).  edges:
- * the descriptor's edge count before the caller's try, if that was made
- * without the runtime lock (io.h, io_try6); NULL if under it. */
+ * the descriptor's edge count before the caller's try, which was made
+ * without the runtime lock (io.h, io_try6). */
 static long sendmsg_rest(int fd, struct io_fd *f, const struct msghdr *msg, int flags, size_t done,
 			 uint16_t *edges)
 {
 	struct smsg_ctx x = { msg, msg_total(msg), done, flags, f->kind == K_STREAM };
-	long r = edges ? __weft_io_run_from(fd, f, IO_OUT, false, -2, smsg_try, &x, edges)
-		       : __weft_io_run(fd, f, IO_OUT, false, -2, smsg_try, &x);
+	long r = __weft_io_run_from(fd, f, IO_OUT, false, -2, smsg_try, &x, edges);
 	return (r == -EAGAIN || r == -EINTR) && x.done ? (long)x.done : r;
 }
 
@@ -417,7 +418,8 @@ EXPORT int sendmmsg(int fd, struct mmsghdr *vec, unsigned vlen, int flags)
 		note_sent(&vec[i].msg_hdr);
 	if (unlikely(!f) || (flags & MSG_DONTWAIT) || f->kind == K_PASS || vlen == 0)
 		return (int)io_ret(io_sys4(SYS_sendmmsg, fd, vec, vlen, flags));
-	long r = io_sys4(SYS_sendmmsg, fd, vec, vlen, flags | MSG_DONTWAIT);
+	uint16_t edges = f->edges;                /* before the try: io.h, io_try6 */
+	long r = io_try6(SYS_sendmmsg, fd, vec, vlen, flags | MSG_DONTWAIT, 0, 0);
 	if (r < 0 && r != -EAGAIN)
 		return (int)io_ret(r);
 	unsigned done = r > 0 ? (unsigned)r : 0;
@@ -427,7 +429,7 @@ EXPORT int sendmmsg(int fd, struct mmsghdr *vec, unsigned vlen, int flags)
 		struct mmsghdr *last = &vec[done - 1];
 		size_t total = msg_total(&last->msg_hdr);
 		if (last->msg_len < total) {
-			long s = sendmsg_rest(fd, f, &last->msg_hdr, flags, last->msg_len, NULL);
+			long s = sendmsg_rest(fd, f, &last->msg_hdr, flags, last->msg_len, &edges);
 			if (s > 0)
 				last->msg_len = (unsigned)s;
 			if (s < 0 || (size_t)s < total)

@@ -7,8 +7,8 @@
  * sends no second one), or the reader waits for ever.
  *
  * PAIRS pairs over Unix stream sockets (with read and write, with recv and
- * send, with recvmsg and sendmsg, whose tries are made the same way:
- * sock.c) and PAIRS
+ * send, with recvmsg and sendmsg, with recvmmsg and sendmmsg, whose tries
+ * are made the same way: sock.c) and PAIRS
  * over pipes pass a counter back and forth ROUNDS times: ping writes i, pong reads it and writes i+1,
  * ping reads that.  Every value read must be the one expected, and the
  * whole must end before the watchdog (alarm, WATCHDOG_S: a lost edge hangs
@@ -47,7 +47,7 @@ struct pair {
 	int ping_rd, ping_wr;    /* ping's ends */
 	int pong_rd, pong_wr;    /* pong's ends */
 	bool short_reads;        /* read with a larger buffer than a message */
-	enum { RW, RECV_SEND, MSG } calls;  /* which calls pass the bytes */
+	enum { RW, RECV_SEND, MSG, MMSG } calls;  /* which calls pass the bytes */
 };
 
 static struct pair pairs[2 * PAIRS];
@@ -61,6 +61,11 @@ static uint32_t get(const struct pair *p, int fd)
 		struct iovec iov = { buf, want };
 		struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1 };
 		n = recvmsg(fd, &m, 0);
+	} else if (p->calls == MMSG) {
+		struct iovec iov = { buf, want };
+		struct mmsghdr mm = { .msg_hdr = { .msg_iov = &iov, .msg_iovlen = 1 } };
+		CHECK_EQ(recvmmsg(fd, &mm, 1, 0, NULL), 1);
+		n = (ssize_t)mm.msg_len;
 	} else {
 		n = p->calls == RECV_SEND ? recv(fd, buf, want, 0) : read(fd, buf, want);
 	}
@@ -78,6 +83,11 @@ static void put(const struct pair *p, int fd, uint32_t v)
 		struct iovec iov = { &v, sizeof v };
 		struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1 };
 		n = sendmsg(fd, &m, 0);
+	} else if (p->calls == MMSG) {
+		struct iovec iov = { &v, sizeof v };
+		struct mmsghdr mm = { .msg_hdr = { .msg_iov = &iov, .msg_iovlen = 1 } };
+		CHECK_EQ(sendmmsg(fd, &mm, 1, 0), 1);
+		n = (ssize_t)mm.msg_len;
 	} else {
 		n = p->calls == RECV_SEND ? send(fd, &v, sizeof v, 0) : write(fd, &v, sizeof v);
 	}
@@ -131,7 +141,7 @@ int main(void)
 			CHECK_OK(socketpair(AF_UNIX, SOCK_STREAM, 0, s));
 			p->ping_rd = p->ping_wr = s[0];
 			p->pong_rd = p->pong_wr = s[1];
-			p->calls = i % 3 == 0 ? RW : i % 3 == 1 ? RECV_SEND : MSG;
+			p->calls = i % 4 == 0 ? RW : i % 4 == 1 ? RECV_SEND : i % 4 == 2 ? MSG : MMSG;
 		} else {
 			int a[2], b[2];
 			CHECK_OK(pipe(a));
