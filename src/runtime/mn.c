@@ -121,7 +121,16 @@ static bool rtl_try(void)
  * stretch of calls of its own to run on warm caches, and a step of sleep
  * there is a step of latency added to the work it was woken for.  Four
  * UT pairs passing a byte over sockets on two VPs took 34 us a round trip
- * with the backoff there, 26 without (bench mn_socket_pingpong).
+ * with the backoff there, 26 without (bench mn_socket_pingpong).  The
+ * price: two UTs that hand a mutex, a condition or a semaphore back and
+ * forth now run on two VPs more often.  With the backoff, the VP woken for
+ * the one UT a busy VP had just made ready usually came too late, and the
+ * busy VP ran it itself on warm caches, as one VP would (Go's thieves give
+ * a P's runnext a few microseconds' grace for the same reason); the
+ * two-VP ping-pong rows (mn_mutex_handoff, mn_cond_pingpong) are 10 to 40%
+ * slower, still 5 to 10 times NPTL's.  Backing off only when one UT was
+ * ready lost the sockets' gain as well: a grace for the UT made ready
+ * last, not a rule on counts, is the next step.
  */
 static bool rtl_backoff(void)
 {
