@@ -15,9 +15,9 @@
  * returns a short count there once some room was free, so it waits only
  * when another process filled the room since the poll; then, under M:N,
  * the runtime lock is let go meanwhile, and the monitor hands the VP on if
- * the call sleeps (docs/io.md, Limits).  sendfile, which on a blocking socket moves the whole count,
- * goes on chunk by chunk until it has, or the input ends, or a program's
- * signal handler ran.  A descriptor the program made non-blocking gets
+ * the call sleeps (docs/io.md, Limits).  sendfile, which on a blocking
+ * socket moves the whole count, goes on chunk by chunk until it has, or
+ * the input ends, or a program's signal handler ran.  A descriptor the program made non-blocking gets
  * the ordinary call.
  * glibc does not make these cancellation points, and neither does Weft;
  * a signal handler run for the waiting UT ends them with EINTR (or the

@@ -50,8 +50,8 @@
  *
  * Async readers: the monitor reads vp->tid, idle, in_weft, rtl_waiting,
  * noswitch_set, cur, carrier, take, tp0, gone and the switch count without
- * the VP, only
- * to decide whether to look closer or to park, and for its retirement also
+ * the VP, only to decide whether to look closer or to park (rtl_waiting,
+ * rt.h, as a hint only), and for its retirement also
  * inbox, the create count and proc.live (every
  * decision is re-checked after the fence); it writes runtime state only
  * between a successful check and the handoff, while K sleeps in the kernel
