@@ -123,14 +123,13 @@ static bool rtl_try(void)
  * UT pairs passing a byte over sockets on two VPs took 34 us a round trip
  * with the backoff there, 26 without (bench mn_socket_pingpong).  The
  * price: two UTs that hand a mutex, a condition or a semaphore back and
- * forth now run on two VPs more often.  With the backoff, the VP woken for
- * the one UT a busy VP had just made ready usually came too late, and the
- * busy VP ran it itself on warm caches, as one VP would (Go's thieves give
- * a P's runnext a few microseconds' grace for the same reason); the
- * two-VP ping-pong rows (mn_mutex_handoff, mn_cond_pingpong) are 10 to 40%
- * slower, still 5 to 10 times NPTL's.  Backing off only when one UT was
- * ready lost the sockets' gain as well: a grace for the UT made ready
- * last, not a rule on counts, is the next step.
+ * forth ran on two VPs more often.  With the backoff, the VP woken for the
+ * one UT a busy VP had just made ready usually came too late, and the busy
+ * VP ran it itself on warm caches, as one VP would; taking the lock at
+ * once, it stole that UT (mn_mutex_handoff and mn_cond_pingpong 10 to 40%
+ * slower).  Backing off only when one UT was ready lost the sockets' gain
+ * as well; the grace below (__weft_mn_grace) gives most of the ping-pong
+ * back and keeps the sockets'.
  */
 static bool rtl_backoff(void)
 {
@@ -512,6 +511,46 @@ bool __weft_mn_spin(struct vp *vp)
 	__weft_rtl_lock_prompt();
 	proc->mn.spinning--;
 	return work;
+}
+
+/*
+ * An idle VP has found level-0 work, and all of it is one UT on the list
+ * of a VP that is running a UT: most likely that running UT has just made
+ * it ready (a hand-off, a ping-pong, a wake-up before a wait) and its VP
+ * runs it next, on warm caches, once the waker parks.  Stealing it at once
+ * moved every such pair across the VPs (mn_mutex_handoff and
+ * mn_cond_pingpong 10 to 40% slower once idle VPs took the lock without
+ * backing off: __weft_rtl_lock_prompt).  So the idle VP gives the owner a
+ * grace (Go's thieves give a P's runnext 3 us): it lets the lock go and
+ * waits, for GRACE_NS at most, until that VP switches or the UT is taken,
+ * and then looks again; true when it waited (the caller looks again, and
+ * takes what is still there: one grace per idle spell).  Several UTs
+ * waiting (a poller's VP that made four ready at once) are taken at once,
+ * as is one on an idle VP's list.  Held lock; the reads of the other VP's
+ * switch count and of nlocal while the lock is let go are hints.
+ */
+#define GRACE_NS 5000
+
+bool __weft_mn_grace(struct vp *vp)
+{
+	if (vp->lq_n || __weft_rq.nlocal != 1)
+		return false;
+	struct vp *owner = NULL;
+	for (unsigned i = 0; i < __weft_proc.nvps; i++)
+		if (__weft_vps[i].lq_n)
+			owner = &__weft_vps[i];
+	if (!owner || owner == vp || owner->idle || !owner->cur || owner->gone)
+		return false;
+	uint64_t sw = __atomic_load_n(&owner->stat.switches, __ATOMIC_RELAXED);
+	__weft_rtl_unlock();
+	int64_t until = __weft_now() + GRACE_NS;
+	while (__atomic_load_n(&owner->stat.switches, __ATOMIC_RELAXED) == sw &&
+	       __atomic_load_n(&__weft_rq.nlocal, __ATOMIC_RELAXED) != 0 && __weft_now() < until) {
+		for (int i = 0; i < 32; i++)
+			__builtin_ia32_pause();
+	}
+	__weft_rtl_lock_prompt();
+	return true;
 }
 
 bool __weft_mn_all_idle(void)

@@ -953,6 +953,9 @@ void __weft_mn_sleep_begin(struct vp *vp) HIDDEN;
 void __weft_mn_sleep_end(struct vp *vp) HIDDEN;
 /* The idle loop may spin a little before it sleeps: true if work came. */
 bool __weft_mn_spin(struct vp *vp) HIDDEN;
+/* An idle VP found one level-0 UT, on a busy VP's list: give that VP a few
+ * microseconds to run it first (mn.c); true when it waited. */
+bool __weft_mn_grace(struct vp *vp) HIDDEN;
 /* Every live VP idle: nothing but a timer or a signal can make work. */
 bool __weft_mn_all_idle(void) HIDDEN;
 /* The VP's idle context's stack (made at start). */

@@ -590,12 +590,19 @@ const struct weft_poller *__weft_poller;
  * wake, preempt.c), else on the futex word vp->wake. */
 static int idle(struct vp *vp)
 {
-	bool spun = false, first_pass = true;
+	bool spun = false, first_pass = true, graced = false;
 	for (;;) {
 		__weft_inbox_drain(vp);
 		if (unlikely(__weft_mn))
 			__weft_mn_inboxes_take(vp);
 		int p = __weft_highest_ready();
+		/* M:N: one UT on a busy VP's list is that VP's to run first,
+		 * for a moment (mn.c, __weft_mn_grace) */
+		if (p == 0 && unlikely(__weft_mn) && !graced && vp->mn_local) {
+			graced = true;
+			if (__weft_mn_grace(vp))
+				continue;
+		}
 		if (p >= 0)
 			return p;
 		__weft_preempt_idle(first_pass);
