@@ -108,8 +108,10 @@ static KT_PATH struct kt_value *kt_entry(pthread_key_t key, bool claim)
 	 * block may come from glibc's cache with a word no fork's child
 	 * cleared (mn_fork_child_restarts_vps under ASan: a grandchild's new
 	 * thread read the word of a thread of its parent's, and that thread's
-	 * record; the word's likely writer is a carrier that loaded a
-	 * reclaimed block as its VP's identity, tp0: docs/mn.md) */
+	 * record; the word's likely writer was a carrier that loaded a
+	 * reclaimed block as its VP's identity, tp0, which a fork's child no
+	 * longer keeps since the twenty-fourth stop: mn.c, mn_after_fork;
+	 * the test stays, as any block from glibc's cache may hold a word) */
 	if (!tid || __atomic_load_n(&__weft_kt_word_shared, __ATOMIC_RELAXED) || __weft_kt_in_birth())
 		tid = (pid_t)__weft_raw_syscall6(SYS_gettid, 0, 0, 0, 0, 0, 0);
 	uint64_t tag = kt_tag(tid, key);
