@@ -86,7 +86,11 @@ int main(void)
 	}
 	for (int i = 0; i < 2; i++)
 		CHECK_OK(pthread_join(c[i], NULL));
-	CHECK(test_stats().stack_bytes_copied > (uint64_t)4 << 20);
+	/* the divers' frames are copied when they share a run stack (one
+	 * per VP) with another UT: always on one VP or two; with more (the
+	 * suite runs under WEFT_VPS=1 and 2), each may have one to itself */
+	if (test_stats().vps <= 2)
+		CHECK(test_stats().stack_bytes_copied > (uint64_t)4 << 20);
 
 	/* past the run stack: the guard, and a line naming the thread */
 	static char err[16384];

@@ -93,7 +93,9 @@ int main(void)
 		CHECK(spins[i] > 0);
 	}
 	struct weft_stats s = test_stats();
-	CHECK(s.preemptions - before.preemptions >= 20);
+	/* with a VP for every runner (WEFT_VPS=8) nothing needs preempting */
+	if (s.vps < NRUN)
+		CHECK(s.preemptions - before.preemptions >= 20);
 	/* one VP: every preemption moves frames (several: a VP may keep
 	 * running the UTs of a run stack of its own) */
 	if (s.vps == 1)
