@@ -235,15 +235,15 @@ static bool eintr_is_weft(const struct weft_blocking *b)
  * next Weft call for as long as it blocked: a UT counting and yielding on
  * another VP counted 0 to 1 in the 200 ms a flock waited
  * (activations_known_calls under WEFT_MAX_KTHREADS=1, two VPs).  The
- * conditions are __weft_mn_try_syscall6's (rt.h): the UT's outermost call,
- * on its own VP's carrier.  The UT stays RUNNING on this VP throughout;
+ * conditions are the lock-free tries' (rt.h, __weft_mn_may_let_go).  The
+ * UT stays RUNNING on this VP throughout;
  * a tick or a signal meanwhile finds the PC in Weft's text and waits for
  * the call's epilogue, as over any call out of Weft.  M:1: the call.
  */
 static long kept_call(struct ut *x, struct kt *k, long nr, const long a[6], unsigned how)
 {
 	struct vp *vp = __weft_vp();
-	bool let_go = __weft_mn && vp->in_weft && __weft_on_vp_thread(vp) && !x->calls_nested && !x->guest_kt;
+	bool let_go = __weft_mn_may_let_go(vp, x);
 	if (let_go)
 		__weft_outcall_begin(vp);
 	long r;

@@ -539,7 +539,7 @@ bool __weft_mn_grace(struct vp *vp)
 	for (unsigned i = 0; i < __weft_proc.nvps; i++)
 		if (__weft_vps[i].lq_n)
 			owner = &__weft_vps[i];
-	if (!owner || owner == vp || owner->idle || !owner->cur || owner->gone)
+	if (!owner || owner->idle || !owner->cur || owner->gone)   /* not vp: its list is empty */
 		return false;
 	uint64_t sw = __atomic_load_n(&owner->stat.switches, __ATOMIC_RELAXED);
 	__weft_rtl_unlock();
@@ -656,7 +656,7 @@ long __weft_mn_try_syscall6(long nr, long a1, long a2, long a3, long a4, long a5
 {
 	struct vp *vp = __weft_vp();
 	struct ut *self = vp->cur;
-	if (!vp->in_weft || !__weft_on_vp_thread(vp) || self->calls_nested || self->guest_kt)
+	if (!__weft_mn_may_let_go(vp, self))
 		return __weft_raw_syscall6(nr, a1, a2, a3, a4, a5, a6);
 	__weft_outcall_begin(vp);
 	long r = __weft_raw_syscall6(nr, a1, a2, a3, a4, a5, a6);

@@ -402,7 +402,9 @@ struct weft_runq {
 					   * under M:N: iff nlocal != 0 */
 	uint32_t nready;                  /* UTs on the queues; M:N: read without the
 					   * lock by spinning idle VPs (a hint only) */
-	uint32_t nlocal;                  /* M:N: UTs on the VPs' level-0 lists (vp->lq) */
+	uint32_t nlocal;                  /* M:N: UTs on the VPs' level-0 lists (vp->lq);
+					   * read without the lock by an idle VP's
+					   * grace (mn.c, __weft_mn_grace: a hint) */
 	struct ut *rq[WEFT_NPRIO];        /* circular lists, head = next to run;
 					   * M:N: rq[0] stays empty (vp->lq instead) */
 	struct timer_heap timers;
@@ -534,8 +536,10 @@ struct vp {
 					   * kernel at the head of its level: the next
 					   * dispatch (a kick) lets it run (handoff.c) */
 	uint32_t cancel_armed;            /* UTs with CANCEL_ARMED set (posix/cancel.c) */
-	struct weft_counters stat;        /* VP-local, but the monitor reads stat.switches
-					   * (a relaxed load: "has the VP moved?") and
+	struct weft_counters stat;        /* VP-local, but the monitor and another VP's
+					   * idle grace (mn.c, __weft_mn_grace) read
+					   * stat.switches (a relaxed load: "has the VP
+					   * moved?"), the monitor also
 					   * stat.created (a relaxed load: "a UT made since
 					   * its last look?", monitor.c, retirement), and
 					   * writes takeovers while it holds the VP */
@@ -1845,6 +1849,13 @@ static inline void __weft_outcall_end(void)
  * reads again after it whatever another VP may have changed.  M:1: the
  * raw call. */
 long __weft_mn_try_syscall6(long nr, long a1, long a2, long a3, long a4, long a5, long a6) HIDDEN;
+/* M:N: may self's call let the runtime lock go around a system call (the
+ * try above, a blocking call kept on its VP: handoff.c)?  Only the UT's
+ * outermost call, holding the lock, on its own VP's carrier. */
+static inline bool __weft_mn_may_let_go(const struct vp *vp, const struct ut *self)
+{
+	return __weft_mn && vp->in_weft && __weft_on_vp_thread(vp) && !self->calls_nested && !self->guest_kt;
+}
 static inline long __weft_try_syscall6(long nr, long a1, long a2, long a3, long a4, long a5, long a6)
 {
 	if (likely(!__weft_mn))

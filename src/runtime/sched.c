@@ -598,7 +598,7 @@ static int idle(struct vp *vp)
 		int p = __weft_highest_ready();
 		/* M:N: one UT on a busy VP's list is that VP's to run first,
 		 * for a moment (mn.c, __weft_mn_grace) */
-		if (p == 0 && unlikely(__weft_mn) && !graced && vp->mn_local) {
+		if (p == 0 && unlikely(vp->mn_local) && !graced) {
 			graced = true;
 			if (__weft_mn_grace(vp))
 				continue;
