@@ -367,17 +367,49 @@ WEFT_SLOW_PART int mutex_lock_entry(pthread_mutex_t *m)
 	WEFT_RETURN_LOCK(__weft_hb_got(m, lock_slow(wmutex_of(m), CLOCK_REALTIME, NULL, false)));
 }
 
+/*
+ * M:1, a default mutex (kind 0) that another UT holds: pthread_mutex_lock's
+ * fast path found the caller the UT running on VP 0 and the kind 0, so
+ * lock_slow's and wait_for's questions (process-shared, a deadline, the
+ * protocols, robustness, the type, the ceiling, M:N's lock word, which
+ * __weft_mn, fixed before a second UT exists, rules out for good) are
+ * answered: it parks at once.  Unlock hands the mutex over (release makes
+ * the waiter the owner), so a wake with 0 is the mutex taken; EINTR is a
+ * handler run for this UT, after which POSIX has it wait on, as wait_for
+ * does.  With m1_hand_over below, the hand-off row went from 538 to 463
+ * instructions a hand-off (callgrind), 48.0 -> 42.8 ns.
+ */
+static __attribute__((noinline)) int m1_wait(pthread_mutex_t *m, struct wmutex *w, struct ut *self)
+{
+	WEFT_CALL();
+	for (;;) {
+		self->sig_intr = 1;
+		int r = __weft_park(&w->waiters, -1, WAIT_MUTEX, w);
+		self->sig_intr = 0;
+		if (r != EINTR)
+			WEFT_RETURN_LOCK(__weft_hb_got(m, r));
+		r = try_acquire(w, self);
+		if (r != EBUSY)
+			WEFT_RETURN_LOCK(__weft_hb_got(m, r));
+	}
+}
+
 EXPORT WEFT_HOT_ENTRY int pthread_mutex_lock(pthread_mutex_t *m)
 {
 	struct wmutex *w = wmutex_of(m);
 	struct ut *self;
-	/* M:1, a default mutex, free: taken without the entry's stores */
-	if (likely(w && w->kind == 0 && !w->owner && (self = __weft_m1_fast_self()))) {
-		w->owner = self;
-		w->lockw = 1;             /* for M:N, should it start later */
-		WEFT_HB_ACQUIRE(m);
-		WEFT_FAST_EPILOGUE(EXIT_MUTEX_LOCK);
-		return 0;
+	/* M:1, a default mutex: free, taken without the entry's stores;
+	 * held by another UT, waited for without lock_slow's questions */
+	if (likely(w && w->kind == 0 && (self = __weft_m1_fast_self()))) {
+		if (likely(!w->owner)) {
+			w->owner = self;
+			w->lockw = 1;     /* for M:N, should it start later */
+			WEFT_HB_ACQUIRE(m);
+			WEFT_FAST_EPILOGUE(EXIT_MUTEX_LOCK);
+			return 0;
+		}
+		if (w->owner != self)
+			return WEFT_SLOW_CALL(m1_wait(m, w, self));
 	}
 	if (unlikely(__weft_mn))
 		return mn_mutex_lock(m);          /* a tail call, as before the split */
@@ -458,17 +490,33 @@ WEFT_SLOW_PART int mutex_unlock_entry(pthread_mutex_t *m)
 	return unlock_slow(wmutex_of(m));
 }
 
+/* M:1, a default mutex that is held and waited for (m1_wait's twin):
+ * unlock_slow's questions are answered, and a NORMAL mutex is released
+ * whoever holds it (unlock_slow's rule): hand it to the first waiter. */
+static __attribute__((noinline)) int m1_hand_over(pthread_mutex_t *m, struct wmutex *w)
+{
+	WEFT_CALL();
+	WEFT_HB_RELEASE(m);
+	release(w, true);
+	return 0;
+}
+
 EXPORT WEFT_HOT_ENTRY int pthread_mutex_unlock(pthread_mutex_t *m)
 {
 	struct wmutex *w = wmutex_of(m);
-	/* M:1, a default mutex nobody waits for: released without the
-	 * entry's stores */
-	if (likely(w && w->kind == 0 && !w->waiters.head && __weft_m1_fast_self())) {
-		WEFT_HB_RELEASE(m);
-		w->owner = NULL;
-		w->lockw = 0;
-		WEFT_FAST_EPILOGUE(EXIT_OTHER);
-		return 0;
+	/* M:1, a default mutex: nobody waits, released without the entry's
+	 * stores; held and waited for, handed over without unlock_slow's
+	 * questions */
+	if (likely(w && w->kind == 0 && __weft_m1_fast_self())) {
+		if (likely(!w->waiters.head)) {
+			WEFT_HB_RELEASE(m);
+			w->owner = NULL;
+			w->lockw = 0;
+			WEFT_FAST_EPILOGUE(EXIT_OTHER);
+			return 0;
+		}
+		if (w->owner)
+			return WEFT_SLOW_CALL(m1_hand_over(m, w));
 	}
 	if (unlikely(__weft_mn))
 		return mn_mutex_unlock(m);
