@@ -91,6 +91,23 @@ static int park_while_parked(int64_t deadline, struct weft_lock *release)
 	return ETIMEDOUT;
 }
 
+/* After the switch back: what woke the parked caller.  (The caller's
+ * `kind` is its own argument: a condition's waiter moved onto a mutex is
+ * WAIT_MUTEX in wait_kind by then, never WAIT_OTHER either way.) */
+static inline __attribute__((always_inline)) int woken(struct ut *self, enum wait_kind kind)
+{
+	/* Woken by a signal for it: its handlers run here, before the caller
+	 * decides between EINTR and waiting again (the I/O waits unhook
+	 * first, and run them themselves: io/wait.c) */
+	if (unlikely(self->wake == EINTR) && kind != WAIT_OTHER)
+		__weft_sig_woken(self);
+	/* Woken by an asynchronous cancel away from a cancellation point:
+	 * act here (at one, the caller tidies up and acts itself). */
+	if (unlikely(self->wake == ECANCELED) && self->cancel_point == CP_NONE)
+		__weft_hooks.cancel_act();
+	return self->wake;
+}
+
 static inline __attribute__((always_inline)) int park(struct waitq *q, int64_t deadline,
 						       enum wait_kind kind, void *obj,
 						       struct weft_lock *release)
@@ -152,16 +169,7 @@ static inline __attribute__((always_inline)) int park(struct waitq *q, int64_t d
 	__weft_schedule();
 	self->wait_kind = WAIT_NONE;
 	self->wait_obj = NULL;
-	/* Woken by a signal for it: its handlers run here, before the caller
-	 * decides between EINTR and waiting again (the I/O waits unhook
-	 * first, and run them themselves: io/wait.c) */
-	if (unlikely(self->wake == EINTR) && kind != WAIT_OTHER)
-		__weft_sig_woken(self);
-	/* Woken by an asynchronous cancel away from a cancellation point:
-	 * act here (at one, the caller tidies up and acts itself). */
-	if (unlikely(self->wake == ECANCELED) && self->cancel_point == CP_NONE)
-		__weft_hooks.cancel_act();
-	return self->wake;
+	return woken(self, kind);
 }
 
 int __weft_park_release(struct waitq *q, int64_t deadline, enum wait_kind kind, void *obj,
@@ -170,9 +178,63 @@ int __weft_park_release(struct waitq *q, int64_t deadline, enum wait_kind kind, 
 	return park(q, deadline, kind, obj, release);
 }
 
-int __weft_park(struct waitq *q, int64_t deadline, enum wait_kind kind, void *obj)
+static __attribute__((noinline)) int park_full(struct waitq *q, int64_t deadline, enum wait_kind kind,
+						void *obj)
 {
 	return park(q, deadline, kind, obj, NULL);
+}
+
+static __attribute__((noinline)) int woken_rare(struct ut *self, enum wait_kind kind)
+{
+	return woken(self, kind);
+}
+
+/*
+ * The common park, apart from park()'s cases: no deadline, a queue whose
+ * order puts the caller last (empty, or no waiter of lower priority:
+ * every mutex, condition and join of one priority level), nothing due
+ * for the caller (no armed cancel, no handler due), not a wait of the I/O
+ * layer's own (WAIT_OTHER), and not a handler's wait from the idle loop.
+ * Anything else is park()'s, unchanged.  Written so that no value lives
+ * across the switch: self is read again from the VP (M:N: it may resume
+ * on another), so the function saves no register (park()'s six pushes and
+ * pops, a quarter of its cost on a mutex hand-off or a join).
+ */
+int __weft_park(struct waitq *q, int64_t deadline, enum wait_kind kind, void *obj)
+{
+	struct vp *vp = __weft_vp();
+	struct ut *self = vp->cur;
+	struct ut *head;
+	if (unlikely(deadline >= 0 || !q || kind == WAIT_OTHER || vp->noswitch_set || self->sig_ready ||
+		     (self->cancel & CANCEL_ARMED)))
+		return park_full(q, deadline, kind, obj);
+	head = q->head;
+	if (!head) {
+		self->q_next = self->q_prev = self;
+		q->head = self;
+	} else {
+		struct ut *tail = head->q_prev;
+		if (unlikely(tail->prio < self->prio))
+			return park_full(q, deadline, kind, obj);   /* goes ahead of someone */
+		self->q_prev = tail;
+		self->q_next = head;
+		tail->q_next = self;
+		head->q_prev = self;
+	}
+	self->wq = q;
+	WEFT_STATE(self, UT_BLOCKED);
+	self->wait_kind = (uint8_t)kind;
+	self->wait_obj = obj;
+	self->wake = 0;
+	vp->stat.parks++;
+	__weft_schedule();
+	self = __weft_self();
+	self->wait_kind = WAIT_NONE;
+	self->wait_obj = NULL;
+	int r = self->wake;
+	if (unlikely(r == EINTR || r == ECANCELED))
+		return woken_rare(self, kind);
+	return r;
 }
 
 int __weft_park_cancellable(struct waitq *q, int64_t deadline, enum wait_kind kind, void *obj)
