@@ -196,18 +196,29 @@ static __attribute__((noinline)) int woken_rare(struct ut *self, enum wait_kind 
  * for the caller (no armed cancel, no handler due), not a wait of the I/O
  * layer's own (WAIT_OTHER), and not a handler's wait from the idle loop.
  * Anything else is park()'s, unchanged.  Written so that no value lives
- * across the switch: self is read again from the VP (M:N: it may resume
- * on another), so the function saves no register (park()'s six pushes and
- * pops, a quarter of its cost on a mutex hand-off or a join).
+ * across the switch but `kind`: self is read again from the VP (M:N: it
+ * may resume on another), so the function saves one register, not
+ * park()'s six (their pushes and pops were a quarter of its cost on a
+ * mutex hand-off or a join).  `cancellable`: a cancellation point
+ * (__weft_park_cancellable), its request checked first and the point
+ * marked for the wait.
  */
-int __weft_park(struct waitq *q, int64_t deadline, enum wait_kind kind, void *obj)
+static inline __attribute__((always_inline)) int park_common(struct waitq *q, int64_t deadline,
+							      enum wait_kind kind, void *obj,
+							      bool cancellable)
 {
 	struct vp *vp = __weft_vp();
 	struct ut *self = vp->cur;
 	struct ut *head;
+	int r;
+	if (cancellable) {
+		if (__weft_cancel_due(self))
+			return ECANCELED;
+		self->cancel_point = CP_WAITING;
+	}
 	if (unlikely(deadline >= 0 || !q || kind == WAIT_OTHER || vp->noswitch_set || self->sig_ready ||
 		     (self->cancel & CANCEL_ARMED)))
-		return park_full(q, deadline, kind, obj);
+		goto full;
 	head = q->head;
 	if (!head) {
 		self->q_next = self->q_prev = self;
@@ -215,7 +226,7 @@ int __weft_park(struct waitq *q, int64_t deadline, enum wait_kind kind, void *ob
 	} else {
 		struct ut *tail = head->q_prev;
 		if (unlikely(tail->prio < self->prio))
-			return park_full(q, deadline, kind, obj);   /* goes ahead of someone */
+			goto full;            /* it goes ahead of someone */
 		self->q_prev = tail;
 		self->q_next = head;
 		tail->q_next = self;
@@ -231,21 +242,27 @@ int __weft_park(struct waitq *q, int64_t deadline, enum wait_kind kind, void *ob
 	self = __weft_self();
 	self->wait_kind = WAIT_NONE;
 	self->wait_obj = NULL;
-	int r = self->wake;
+	r = self->wake;
 	if (unlikely(r == EINTR || r == ECANCELED))
-		return woken_rare(self, kind);
+		r = woken_rare(self, kind);
+	if (cancellable)
+		self->cancel_point = CP_NONE;
 	return r;
+full:
+	r = park_full(q, deadline, kind, obj);
+	if (cancellable)
+		__weft_self()->cancel_point = CP_NONE;
+	return r;
+}
+
+int __weft_park(struct waitq *q, int64_t deadline, enum wait_kind kind, void *obj)
+{
+	return park_common(q, deadline, kind, obj, false);
 }
 
 int __weft_park_cancellable(struct waitq *q, int64_t deadline, enum wait_kind kind, void *obj)
 {
-	struct ut *self = __weft_self();
-	if (__weft_cancel_due(self))
-		return ECANCELED;
-	self->cancel_point = CP_WAITING;
-	int r = __weft_park(q, deadline, kind, obj);
-	self->cancel_point = CP_NONE;
-	return r;
+	return park_common(q, deadline, kind, obj, true);
 }
 
 void __weft_unpark_nopreempt(struct ut *t, int result)

@@ -58,8 +58,10 @@ void __weft_condattr_get(const pthread_condattr_t *a, clockid_t *clk, bool *psha
 
 static inline struct wcond *wcond_of(pthread_cond_t *c) { return (struct wcond *)c; }
 
-/* Move the parked waiter t from the condition to the mutex queue. */
-static void morph(struct wcond *c, struct wmutex *w, struct ut *t)
+/* Move the parked waiter t from the condition to the mutex queue.  (This
+ * and the two below are inlined: each call level was a prologue of
+ * pushes on the condition ping-pong's path.) */
+static inline __attribute__((always_inline)) void morph(struct wcond *c, struct wmutex *w, struct ut *t)
 {
 	__weft_waitq_remove(&c->waiters, t);
 	if (t->tindex)
@@ -88,7 +90,7 @@ void __weft_wait_interrupted(enum wait_kind kind, void *obj)
  * handler in between has run, and the wait goes on unless a wake-up came
  * while the waiter was away (above, "Signals").  m: the waiters' mutex,
  * let go by the caller. */
-static int cond_park(struct wcond *c, struct wmutex *m, int64_t deadline)
+static inline __attribute__((always_inline)) int cond_park(struct wcond *c, struct wmutex *m, int64_t deadline)
 {
 	for (;;) {
 		int r = __weft_park_cancellable(&c->waiters, deadline, WAIT_COND, c);
@@ -132,7 +134,7 @@ static int cond_wait_pmutex(struct wcond *c, struct wmutex *w, int64_t deadline)
 	return r == ETIMEDOUT ? ETIMEDOUT : 0;
 }
 
-static int cond_wait(struct wcond *c, struct wmutex *w, int64_t deadline)
+static inline __attribute__((always_inline)) int cond_wait(struct wcond *c, struct wmutex *w, int64_t deadline)
 {
 	if (unlikely(w->kind & MK_PSHARED))
 		return cond_wait_pmutex(c, w, deadline);
@@ -227,7 +229,7 @@ EXPORT int pthread_cond_timedwait(pthread_cond_t *cv, pthread_mutex_t *m, const 
 }
 
 /* Wake the first waiter: onto the mutex if it is locked, else ready. */
-static void wake_first(struct wcond *c, bool preempt)
+static inline __attribute__((always_inline)) void wake_first(struct wcond *c, bool preempt)
 {
 	struct ut *t = c->waiters.head;
 	struct wmutex *w = c->mutex;
