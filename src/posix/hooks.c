@@ -13,7 +13,13 @@
  * for their next owner. */
 static void ut_exiting(struct ut *self)
 {
-	__weft_cancel_exiting(self);
+	/* no request, no asynchronous arming, no glibc cancellation armed
+	 * for it: only the mark that it is exiting (cancel.c's whole work
+	 * then; most exits) */
+	if (likely(!(self->cancel & (CANCEL_PENDING | CANCEL_ARMED)) && __weft_vp()->libc_armed != self))
+		self->cancel |= CANCEL_EXITING;
+	else
+		__weft_cancel_exiting(self);
 	if (self->once_frames)
 		__weft_once_abandon(self);
 	__weft_tsd_run_destructors(self);

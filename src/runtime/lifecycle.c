@@ -34,7 +34,8 @@ void __weft_ut_exit(void *retval)
 	 * (in the hook), then the thread's TLS state is let go */
 	__weft_tls_exit_dtors(self);
 	__weft_hooks.ut_exiting(self);
-	__weft_tls_detach(self);
+	if (self->tls)                        /* TLS of its own (tls.c) */
+		__weft_tls_detach(self);
 	__weft_sig_gone(self);
 	/* M:N: a destructor that parked (a contended mutex in free()) may
 	 * have resumed self on another VP; the stack hand-off below is the

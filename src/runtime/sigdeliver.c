@@ -335,7 +335,24 @@ static void route_shared(struct vp *vp, int sig, siginfo_t *si, ucontext_t *uc, 
  * because one of its threads ended (M:N: a UT running on another VP takes
  * a signal only at its next safe point, which an exit never reaches:
  * mn_signal_outlives_taker lost up to 2,043 of 20,000 so). */
+static __attribute__((noinline)) void sig_gone_slow(struct ut *t);
+
 void __weft_sig_gone(struct ut *t)
+{
+	/* every exit of a UT that has no signal queued, pending or blocked,
+	 * and is not main: only the count of UTs to route to changes */
+	if (likely(!t->sig_q && !t->sig_pend && t != main_ut && !t->sig_mask && !__weft_sig_masked_uts)) {
+		t->sig_ready = 0;
+		if (t->sig_counted) {
+			t->sig_counted = 0;
+			__weft_sig_counted--;
+		}
+		return;
+	}
+	sig_gone_slow(t);
+}
+
+static __attribute__((noinline)) void sig_gone_slow(struct ut *t)
 {
 	struct sig_rec *shared = NULL, **tail = &shared;
 	for (struct sig_rec **p = &t->sig_q; *p;) {
