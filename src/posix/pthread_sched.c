@@ -55,7 +55,7 @@ EXPORT int sched_get_priority_min(int policy)
 	}
 }
 
-EXPORT int sched_yield(void)
+EXPORT WEFT_HOT_ENTRY int sched_yield(void)
 {
 	/* M:1: the entry's tests once, not once per layer */
 	if (likely(__weft_m1_fast_self())) {

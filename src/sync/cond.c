@@ -243,7 +243,7 @@ static inline __attribute__((always_inline)) void wake_first(struct wcond *c, bo
 		__weft_unpark_nopreempt(t, 0);
 }
 
-EXPORT int pthread_cond_signal(pthread_cond_t *cv)
+EXPORT WEFT_HOT_ENTRY int pthread_cond_signal(pthread_cond_t *cv)
 {
 	WEFT_CALL();
 	struct wcond *c = wcond_of(cv);
@@ -263,7 +263,7 @@ EXPORT int pthread_cond_signal(pthread_cond_t *cv)
 	return 0;
 }
 
-EXPORT int pthread_cond_broadcast(pthread_cond_t *cv)
+EXPORT WEFT_HOT_ENTRY int pthread_cond_broadcast(pthread_cond_t *cv)
 {
 	WEFT_CALL();
 	struct wcond *c = wcond_of(cv);

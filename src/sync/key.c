@@ -270,7 +270,7 @@ EXPORT WEFT_HOT_ENTRY void *pthread_getspecific(pthread_key_t key)
 	return tsd_value(self, key);
 }
 
-EXPORT int pthread_setspecific(pthread_key_t key, const void *value)
+EXPORT WEFT_HOT_ENTRY int pthread_setspecific(pthread_key_t key, const void *value)
 {
 	if (key >= PTHREAD_KEYS_MAX || !(keys[key].seq & 1))
 		return EINVAL;

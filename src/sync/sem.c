@@ -193,7 +193,7 @@ static inline int sem_take(struct wsem *w, clockid_t clk, const struct timespec 
 
 static const struct timespec bad_time = { 0, -1 };
 
-EXPORT int sem_wait(sem_t *s)
+EXPORT WEFT_HOT_ENTRY int sem_wait(sem_t *s)
 {
 	if (unlikely(__weft_mn) && mn_wait_fast(wsem_of(s)))
 		return 0;
@@ -268,7 +268,7 @@ static __attribute__((noinline)) int mn_sem_post(sem_t *s)
 	return post(s, true);
 }
 
-EXPORT int sem_post(sem_t *s)
+EXPORT WEFT_HOT_ENTRY int sem_post(sem_t *s)
 {
 	if (unlikely(__weft_mn))
 		return mn_sem_post(s);

@@ -155,7 +155,7 @@ static int lock_slow(pthread_spinlock_t *s)
 	return 0;
 }
 
-EXPORT int pthread_spin_lock(pthread_spinlock_t *s)
+EXPORT WEFT_HOT_ENTRY int pthread_spin_lock(pthread_spinlock_t *s)
 {
 	WEFT_CALL();
 	struct ut *self = __weft_self();
@@ -167,7 +167,7 @@ EXPORT int pthread_spin_lock(pthread_spinlock_t *s)
 	return __weft_hb_got((const void *)s, lock_slow(s));
 }
 
-EXPORT int pthread_spin_trylock(pthread_spinlock_t *s)
+EXPORT WEFT_HOT_ENTRY int pthread_spin_trylock(pthread_spinlock_t *s)
 {
 	WEFT_CALL();
 	if (!s)
@@ -200,7 +200,7 @@ static struct ut *first_waiter(pthread_spinlock_t *s)
 	return NULL;
 }
 
-EXPORT int pthread_spin_unlock(pthread_spinlock_t *s)
+EXPORT WEFT_HOT_ENTRY int pthread_spin_unlock(pthread_spinlock_t *s)
 {
 	WEFT_CALL();
 	if (!s)
