@@ -136,6 +136,15 @@ void __weft_kt_init(struct vp *vp)
 void __weft_kt_after_fork(struct vp *vp)
 {
 	struct kt *k = vp->carrier;
+	/* the parent's other kernel threads' blocks go to glibc's stack
+	 * cache in the child: their VP words cleared first (tp.h, without
+	 * FSGSBASE), so that the child's next thread does not read one */
+	void *mine = __weft_arch_tp_get();
+	for (struct kt *o = kts.all; o; o = o->all_next)
+		if (o != k && o->tp && o->tp != mine && o->tp != k->tp)
+			__weft_arch_vp_word_clear(o->tp);
+	if (k != &kts.kt0 && kts.kt0.tp && kts.kt0.tp != mine && kts.kt0.tp != k->tp)
+		__weft_arch_vp_word_clear(kts.kt0.tp);
 	k->tid = vp->tid;
 	k->timers.made = false;
 	k->timers.retry_armed = 0;

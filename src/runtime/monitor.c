@@ -905,8 +905,24 @@ void __weft_monitor_after_fork(struct vp *vp)
 enum weft_where __weft_where_slow(void)
 {
 	struct vp *vp = __weft_vp();
-	if (!__weft_started || !vp->carrier)
-		return WHERE_NONE;                /* start-up has not made the VP yet */
+	if (!__weft_started)
+		return WHERE_NONE;
+	/* No carrier: start-up has not made the VP yet (the first kernel
+	 * thread, inside __weft_init: the VP's tid is its own, or not yet
+	 * set and the process's pid neither) — or, in a fork's child forked
+	 * on another VP, VP 0 has none until the child's VPs start again
+	 * (mn.c, __weft_mn_after_fork, __weft_mn_start), and a kernel thread
+	 * whose word names no VP reads VP 0: a thread of the child's that
+	 * Weft did not make, or not yet (a spare in glibc's start-up, which
+	 * ASan's thread start makes call pthread_self: it took itself for
+	 * the start-up and pthread_self read a NULL UT). */
+	pid_t me;
+	if (!vp->carrier) {
+		me = (pid_t)__weft_raw_syscall6(SYS_gettid, 0, 0, 0, 0, 0, 0);
+		if (__atomic_load_n(&vp->tid, __ATOMIC_ACQUIRE) == me)
+			return WHERE_NONE;
+		goto off_vp;
+	}
 	uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
 	/* the monitor itself (a sanitizer's hooks in the glibc calls it makes
 	 * while it decides) never carries the VP and never waits for itself */
@@ -924,9 +940,10 @@ enum weft_where __weft_where_slow(void)
 	struct ut *c = __atomic_load_n(&vp->cur, __ATOMIC_ACQUIRE);
 	if (c && !c->away && __weft_sp_in(c, sp))
 		return WHERE_VP;
-	pid_t me = (pid_t)__weft_raw_syscall6(SYS_gettid, 0, 0, 0, 0, 0, 0);
+	me = (pid_t)__weft_raw_syscall6(SYS_gettid, 0, 0, 0, 0, 0, 0);
 	if (__atomic_load_n(&vp->tid, __ATOMIC_ACQUIRE) == me)
 		return WHERE_VP;              /* on a signal stack, or home */
+off_vp:;
 	struct kt *k = __weft_kt_by_tid(me);
 	if (k && __atomic_load_n(&k->away, __ATOMIC_ACQUIRE))
 		return WHERE_AWAY;

@@ -173,8 +173,10 @@ static inline void *__weft_arch_thread_self_inline(void)
  * there; it carries a VP only on a block of its own, and moves between
  * the two with __weft_arch_tp_load (guest.c).
  * Weft's own kernel threads never end, so glibc's stack cache never hands
- * a block with the word set to a foreign thread (nor does a clone copy
- * it: a new thread's block is a new one). */
+ * a block with the word set to a foreign thread while the process lives
+ * (nor does a clone copy it: a new thread's block is a new one); a fork's
+ * child does, and clears those words first (__weft_arch_vp_word_clear,
+ * kthread.c's __weft_kt_after_fork). */
 #define WEFT_ARCH_VP_SLOT 0x38
 static inline void *__weft_arch_gs_get(void)
 {
@@ -192,4 +194,20 @@ static inline void __weft_arch_gs_set(void *gs)
 		__asm__ volatile("wrgsbase %0" : : "r"(gs) : "memory");
 	else
 		__asm__ volatile("movq %0, %%fs:%c1" : : "r"(gs), "i"(WEFT_ARCH_VP_SLOT) : "memory");
+}
+
+/* A block no kernel thread runs on any more: a fork's child inherits the
+ * blocks of the parent's other kernel threads, and glibc's child puts them
+ * in its stack cache, whence its next thread gets one.  Without FSGSBASE
+ * that block's word still names the VP its old kernel thread carried, so
+ * the newcomer would take itself for that VP's carrier (under ASan, whose
+ * thread start asks pthread_self before Weft's start routine runs: the
+ * answer was a NULL UT's handle, a fault, in every two-VP child of
+ * mn_fork_child_restarts_vps on an AMD guest without FSGSBASE).  Cleared,
+ * it reads 0: a foreign thread, until Weft sets it.  With FSGSBASE the
+ * word is the kernel thread's %gs base and nothing is left in the block. */
+static inline void __weft_arch_vp_word_clear(void *tp)
+{
+	if (!__builtin_expect(__weft_arch_fsgsbase, 1))
+		*(void *volatile *)((char *)tp + WEFT_ARCH_VP_SLOT) = NULL;
 }
