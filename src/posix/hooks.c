@@ -22,13 +22,17 @@ static void ut_exiting(struct ut *self)
 		__weft_cancel_exiting(self);
 	if (self->once_frames)
 		__weft_once_abandon(self);
-	__weft_tsd_run_destructors(self);
-	__weft_robust_owner_died(self);
+	/* the calls only for a UT with keys' values or mutexes to mark */
+	if (self->tsd)
+		__weft_tsd_run_destructors(self);
+	if (__weft_robust_may_hold(self))
+		__weft_robust_owner_died(self);
 }
 
 static void ut_reaped(struct ut *t)
 {
-	__weft_tsd_release(t);
+	if (t->tsd)
+		__weft_tsd_release(t);
 }
 
 const struct weft_hooks __weft_hooks = {

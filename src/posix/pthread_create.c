@@ -31,11 +31,9 @@ static inline bool in_fake_frame(const void *p)
 }
 #endif
 
-EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr,
-			  void *(*start)(void *), void *arg)
+static inline __attribute__((always_inline)) int create(pthread_t *th, const pthread_attr_t *attr,
+							 void *(*start)(void *), void *arg)
 {
-	__weft_ensure();
-	WEFT_CALL();
 	if (!th || !start)
 		return EINVAL;
 	const struct weft_attr *a = attr ? attr_cof(attr) : __weft_default_attr();
@@ -64,4 +62,19 @@ EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr,
 		return e;
 	*th = __weft_handle(t);
 	return 0;
+}
+
+EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr,
+			  void *(*start)(void *), void *arg)
+{
+	/* M:1: the entry's tests once (rt.h, __weft_m1_enter) */
+	struct vp *vp = __weft_m1_enter();
+	if (likely(vp)) {
+		int e = create(th, attr, start, arg);
+		WEFT_M1_LEAVE(vp, EXIT_OTHER);
+		return e;
+	}
+	__weft_ensure();
+	WEFT_CALL();
+	return create(th, attr, start, arg);
 }

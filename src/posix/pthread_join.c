@@ -16,9 +16,8 @@ static inline bool waits_to_join(const struct ut *j, const struct ut *t)
 	return t->joiner == j && j->wq == &t->joinq;
 }
 
-static int join(pthread_t th, void **ret, int64_t deadline, bool try_only)
+static inline __attribute__((always_inline)) int join(pthread_t th, void **ret, int64_t deadline, bool try_only)
 {
-	__weft_ensure();
 	struct ut *self = __weft_self();
 	struct ut *t = __weft_ut_lookup(th);
 	if (!t)
@@ -60,12 +59,21 @@ static int join(pthread_t th, void **ret, int64_t deadline, bool try_only)
 
 EXPORT int pthread_join(pthread_t th, void **ret)
 {
+	/* M:1: the entry's tests once (rt.h, __weft_m1_enter) */
+	struct vp *vp = __weft_m1_enter();
+	if (likely(vp)) {
+		int r = join(th, ret, -1, false);
+		WEFT_M1_LEAVE(vp, EXIT_OTHER);
+		return r;
+	}
+	__weft_ensure();
 	WEFT_CALL();
 	return join(th, ret, -1, false);
 }
 
 EXPORT int pthread_tryjoin_np(pthread_t th, void **ret)
 {
+	__weft_ensure();
 	WEFT_CALL();
 	return join(th, ret, -1, true);
 }

@@ -58,12 +58,10 @@ EXPORT int sched_get_priority_min(int policy)
 EXPORT WEFT_HOT_ENTRY int sched_yield(void)
 {
 	/* M:1: the entry's tests once, not once per layer */
-	if (likely(__weft_m1_fast_self())) {
-		struct vp *vp = &__weft_vps[0];
-		vp->in_weft = 1;          /* it may switch: Weft's code runs */
+	struct vp *vp = __weft_m1_enter();
+	if (likely(vp)) {
 		__weft_yield_on(vp);
-		WEFT_FAST_EPILOGUE(EXIT_OTHER);
-		vp->in_weft = 0;
+		WEFT_M1_LEAVE(vp, EXIT_OTHER);
 		return 0;
 	}
 	WEFT_CALL();

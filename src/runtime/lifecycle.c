@@ -32,7 +32,8 @@ void __weft_ut_exit(void *retval)
 	struct ut *self = vp->cur;
 	/* glibc's order: C++ thread_local destructors, then keys' destructors
 	 * (in the hook), then the thread's TLS state is let go */
-	__weft_tls_exit_dtors(self);
+	if (self->tp)                         /* a thread pointer of its own */
+		__weft_tls_exit_dtors(self);
 	__weft_hooks.ut_exiting(self);
 	if (self->tls)                        /* TLS of its own (tls.c) */
 		__weft_tls_detach(self);

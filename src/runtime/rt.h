@@ -1289,7 +1289,14 @@ static inline struct timespec __weft_time_left(int64_t deadline)
 		left = 0;
 	return (struct timespec){ .tv_sec = left / 1000000000, .tv_nsec = left % 1000000000 };
 }
-int __weft_timer_reserve(uint32_t n) HIDDEN;          /* EAGAIN */
+/* Room in the timer heap for n UTs' deadlines, so that a timed wait never
+ * fails for memory: EAGAIN if it cannot grow.  The check inline (every
+ * create asks for one more), the growth apart. */
+int __weft_timer_grow(uint32_t n) HIDDEN;
+static inline int __weft_timer_reserve(uint32_t n)
+{
+	return likely(n <= __weft_rq.timers.cap) ? 0 : __weft_timer_grow(n);
+}
 void __weft_timer_add(struct ut *t, int64_t deadline) HIDDEN;
 void __weft_timer_del(struct ut *t) HIDDEN;
 /* Unpark every UT whose deadline has passed; returns how many. */
@@ -1815,6 +1822,34 @@ static inline __attribute__((always_inline)) struct ut *__weft_m1_fast_self(void
 			WEFT_CALL_EPILOGUE(p);                    \
 			__weft_outcall_begin(__weft_vp());        \
 		}                                                 \
+	} while (0)
+/*
+ * M:1's entry for an exported call that may park or switch (a yield, a
+ * create, a join, a condition or semaphore wait or wake-up), from the
+ * program's code: VP 0 when __weft_m1_fast_self finds the caller its
+ * carrier with nothing away, and the caller is not inside Weft already
+ * (in_weft clear: WEFT_CALL would count such a call as nested).  It sets
+ * in_weft, as WEFT_CALL's entry does, for the tick's and the dispatcher's
+ * sake while the call's UT is switched away and back; WEFT_M1_LEAVE ends
+ * it with the epilogue and clears in_weft.  That is WEFT_CALL's work
+ * without its questions (its entry's M:N, guest and nested answers, its
+ * cleanup's branches on them), which were a tenth of a create + join.
+ * NULL: the call takes the whole entry.  Both sit in the exported
+ * function itself, as WEFT_CALL does.
+ */
+static inline __attribute__((always_inline)) struct vp *__weft_m1_enter(void)
+{
+	struct vp *vp = &__weft_vps[0];
+	if (likely(__weft_m1_fast_self() != NULL && !vp->in_weft)) {
+		vp->in_weft = 1;
+		return vp;
+	}
+	return NULL;
+}
+#define WEFT_M1_LEAVE(vp, p)                  \
+	do {                                  \
+		WEFT_FAST_EPILOGUE(p);        \
+		(vp)->in_weft = 0;            \
 	} while (0)
 /* Around a call out of Weft into the program's code (a start routine, a
  * once routine, a destructor, a cleanup or signal handler): the monitor

@@ -219,7 +219,7 @@ static void sift_down(struct ut **v, uint32_t n, uint32_t i)
 
 /* Room for n UTs: called when a UT is created, so that parking with a
  * deadline never needs memory and so never fails. */
-int __weft_timer_reserve(uint32_t n)
+int __weft_timer_grow(uint32_t n)
 {
 	struct timer_heap *h = &__weft_rq.timers;
 	if (n <= h->cap)

@@ -174,18 +174,30 @@ static inline __attribute__((always_inline)) int cond_wait(struct wcond *c, stru
 	return r == ETIMEDOUT ? ETIMEDOUT : 0;
 }
 
-EXPORT int pthread_cond_wait(pthread_cond_t *cv, pthread_mutex_t *m)
+static inline __attribute__((always_inline)) int cond_wait_untimed(pthread_cond_t *cv, pthread_mutex_t *m)
 {
-	WEFT_CALL();
 	if (!cv || !m)
 		return EINVAL;
-	__weft_ensure();
 	/* the wait lets go of m and takes it again, whatever it returns */
 	WEFT_HB_RELEASE(m);
 	int r = pcond_is(cv) ? __weft_pcond_wait(cv, m, CLOCK_REALTIME, NULL)
 			     : cond_wait(wcond_of(cv), wmutex_of(m), -1);
 	WEFT_HB_ACQUIRE(m);
 	return r;
+}
+
+EXPORT int pthread_cond_wait(pthread_cond_t *cv, pthread_mutex_t *m)
+{
+	/* M:1: the entry's tests once (rt.h, __weft_m1_enter) */
+	struct vp *vp = __weft_m1_enter();
+	if (likely(vp)) {
+		int r = cond_wait_untimed(cv, m);
+		WEFT_M1_LEAVE(vp, EXIT_OTHER);
+		return r;
+	}
+	__weft_ensure();
+	WEFT_CALL();
+	return cond_wait_untimed(cv, m);
 }
 
 static int cond_clockwait(pthread_cond_t *cv, pthread_mutex_t *m, clockid_t clk,
@@ -243,9 +255,8 @@ static inline __attribute__((always_inline)) void wake_first(struct wcond *c, bo
 		__weft_unpark_nopreempt(t, 0);
 }
 
-EXPORT WEFT_HOT_ENTRY int pthread_cond_signal(pthread_cond_t *cv)
+static inline __attribute__((always_inline)) int cond_signal(pthread_cond_t *cv)
 {
-	WEFT_CALL();
 	struct wcond *c = wcond_of(cv);
 	if (!c)
 		return EINVAL;
@@ -263,9 +274,21 @@ EXPORT WEFT_HOT_ENTRY int pthread_cond_signal(pthread_cond_t *cv)
 	return 0;
 }
 
-EXPORT WEFT_HOT_ENTRY int pthread_cond_broadcast(pthread_cond_t *cv)
+EXPORT WEFT_HOT_ENTRY int pthread_cond_signal(pthread_cond_t *cv)
 {
+	/* M:1: the entry's tests once (rt.h, __weft_m1_enter) */
+	struct vp *vp = __weft_m1_enter();
+	if (likely(vp)) {
+		int r = cond_signal(cv);
+		WEFT_M1_LEAVE(vp, EXIT_OTHER);
+		return r;
+	}
 	WEFT_CALL();
+	return cond_signal(cv);
+}
+
+static inline __attribute__((always_inline)) int cond_broadcast(pthread_cond_t *cv)
+{
 	struct wcond *c = wcond_of(cv);
 	if (!c)
 		return EINVAL;
@@ -291,6 +314,19 @@ EXPORT WEFT_HOT_ENTRY int pthread_cond_broadcast(pthread_cond_t *cv)
 	c->mutex = NULL;
 	__weft_preempt_check();
 	return 0;
+}
+
+EXPORT WEFT_HOT_ENTRY int pthread_cond_broadcast(pthread_cond_t *cv)
+{
+	/* M:1: the entry's tests once (rt.h, __weft_m1_enter) */
+	struct vp *vp = __weft_m1_enter();
+	if (likely(vp)) {
+		int r = cond_broadcast(cv);
+		WEFT_M1_LEAVE(vp, EXIT_OTHER);
+		return r;
+	}
+	WEFT_CALL();
+	return cond_broadcast(cv);
 }
 
 EXPORT int pthread_cond_init(pthread_cond_t *cv, const pthread_condattr_t *a)

@@ -296,7 +296,10 @@ void __weft_pshared_relax(unsigned *spins)
 
 #define PH_BUCKETS 64u
 static struct pholder *buckets[PH_BUCKETS];
-static uint32_t nrecords;
+/* Records in the table.  Read by the exit's inline test (sync.h,
+ * __weft_robust_may_hold), on the mainline under the same rule as the
+ * table: M:N's runtime lock. */
+uint32_t __weft_pholder_records;
 
 static struct pholder **bucket(const void *obj)
 {
@@ -315,13 +318,13 @@ static void pholders_forget(void)
 		}
 		buckets[i] = NULL;
 	}
-	nrecords = 0;
+	__weft_pholder_records = 0;
 	sleepers = NULL;
 }
 
 struct pholder *__weft_pholder_peek(const void *obj)
 {
-	if (!nrecords)
+	if (!__weft_pholder_records)
 		return NULL;
 	for (struct pholder *h = *bucket(obj); h; h = h->next)
 		if (h->obj == obj)
@@ -331,7 +334,7 @@ struct pholder *__weft_pholder_peek(const void *obj)
 
 struct pholder *__weft_pholder_find(const void *obj)
 {
-	if (!nrecords)
+	if (!__weft_pholder_records)
 		return NULL;
 	__weft_pshared_tid();           /* a forked child forgets first */
 	return __weft_pholder_peek(obj);
@@ -350,7 +353,7 @@ struct pholder *__weft_pholder_get(const void *obj, int kind)
 	h->kind = kind;
 	h->next = *b;
 	*b = h;
-	nrecords++;
+	__weft_pholder_records++;
 	return h;
 }
 
@@ -362,16 +365,16 @@ void __weft_pholder_tidy(struct pholder *h)
 	while (*p != h)
 		p = &(*p)->next;
 	*p = h->next;
-	nrecords--;
+	__weft_pholder_records--;
 	free(h);
 }
 
 void __weft_pholder_each_owned(struct ut *t, void (*fn)(struct pholder *, struct ut *))
 {
-	if (!nrecords)
+	if (!__weft_pholder_records)
 		return;                 /* every UT exit of a program without them */
 	__weft_pshared_tid();
-	for (unsigned i = 0; nrecords && i < PH_BUCKETS; i++) {
+	for (unsigned i = 0; __weft_pholder_records && i < PH_BUCKETS; i++) {
 		struct pholder *h = buckets[i];
 		while (h) {
 			struct pholder *next = h->next;   /* fn may free h */

@@ -223,6 +223,14 @@ void __weft_tsd_run_destructors(struct ut *t) HIDDEN;     /* key.c */
 void __weft_tsd_release(struct ut *t) HIDDEN;             /* key.c */
 void __weft_once_abandon(struct ut *t) HIDDEN;            /* once.c */
 void __weft_robust_owner_died(struct ut *t) HIDDEN;       /* robust.c */
+extern uint32_t __weft_pholder_records HIDDEN;            /* pfutex.c */
+/* The exit's inline test: may t hold a mutex whose owner's death must be
+ * marked (one on its held list, or a process-shared one: any record in
+ * pfutex.c's table)?  Most exits hold none, and skip the calls. */
+static inline bool __weft_robust_may_hold(const struct ut *t)
+{
+	return t->robust_head != NULL || __weft_pholder_records != 0;
+}
 struct ut *__weft_wait_holder(const struct ut *t) HIDDEN; /* describe.c */
 void __weft_wait_interrupted(enum wait_kind kind, void *obj) HIDDEN;  /* cond.c */
 /* pthread_cancel's side of a process-shared wait (pfutex.c): t, blocked in
