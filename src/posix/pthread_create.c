@@ -31,7 +31,7 @@ static inline bool in_fake_frame(const void *p)
 }
 #endif
 
-static inline __attribute__((always_inline)) int create(pthread_t *th, const pthread_attr_t *attr,
+WEFT_SHARED_BODY int create(pthread_t *th, const pthread_attr_t *attr,
 							 void *(*start)(void *), void *arg)
 {
 	if (!th || !start)

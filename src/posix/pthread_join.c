@@ -16,7 +16,7 @@ static inline bool waits_to_join(const struct ut *j, const struct ut *t)
 	return t->joiner == j && j->wq == &t->joinq;
 }
 
-static inline __attribute__((always_inline)) int join(pthread_t th, void **ret, int64_t deadline, bool try_only)
+WEFT_SHARED_BODY int join(pthread_t th, void **ret, int64_t deadline, bool try_only)
 {
 	struct ut *self = __weft_self();
 	struct ut *t = __weft_ut_lookup(th);

@@ -86,6 +86,17 @@ void *__weft_arch_thread_self(void) __attribute__((visibility("hidden")));   /* 
 #else
 #define WEFT_SLOW_PART static __attribute__((noinline))
 #endif
+/* The body an exported call's two entries share (M:1's fast entry,
+ * __weft_m1_enter, and WEFT_CALL's): inlined into both in an optimised
+ * build; a function of its own in the sanitizer builds, where two inlined
+ * copies doubled the exported function's frame (pthread_join's, 168 -> 344
+ * bytes under ASan) and a parked UT's stack came to touch another page
+ * (threads_100k_alive_rss: 34 KiB a UT against its 32 KiB). */
+#if defined(__SANITIZE_ADDRESS__) || WEFT_TSAN
+#define WEFT_SHARED_BODY static __attribute__((noinline))
+#else
+#define WEFT_SHARED_BODY static inline __attribute__((always_inline))
+#endif
 /* The call of such a slow part from its exported function when the
  * slow part may park: not a tail call, so that the exported function's
  * frame stays on a parked UT's stack, where the thread dump names the

@@ -174,7 +174,7 @@ static inline __attribute__((always_inline)) int cond_wait(struct wcond *c, stru
 	return r == ETIMEDOUT ? ETIMEDOUT : 0;
 }
 
-static inline __attribute__((always_inline)) int cond_wait_untimed(pthread_cond_t *cv, pthread_mutex_t *m)
+WEFT_SHARED_BODY int cond_wait_untimed(pthread_cond_t *cv, pthread_mutex_t *m)
 {
 	if (!cv || !m)
 		return EINVAL;
@@ -255,7 +255,7 @@ static inline __attribute__((always_inline)) void wake_first(struct wcond *c, bo
 		__weft_unpark_nopreempt(t, 0);
 }
 
-static inline __attribute__((always_inline)) int cond_signal(pthread_cond_t *cv)
+WEFT_SHARED_BODY int cond_signal(pthread_cond_t *cv)
 {
 	struct wcond *c = wcond_of(cv);
 	if (!c)
@@ -287,7 +287,7 @@ EXPORT WEFT_HOT_ENTRY int pthread_cond_signal(pthread_cond_t *cv)
 	return cond_signal(cv);
 }
 
-static inline __attribute__((always_inline)) int cond_broadcast(pthread_cond_t *cv)
+WEFT_SHARED_BODY int cond_broadcast(pthread_cond_t *cv)
 {
 	struct wcond *c = wcond_of(cv);
 	if (!c)
