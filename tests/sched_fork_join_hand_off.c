@@ -8,7 +8,9 @@
  *     and joining them (skynet), without time slicing, sums right and,
  *     with one VP, has at most 50 threads alive at once: ten on each of
  *     its five levels, depth first (in FIFO order the whole tree was
- *     alive at once); with more VPs, fewer than half of it
+ *     alive at once), unless the monitor took the VP meanwhile (weft_stats'
+ *     takeovers and handoffs: then only the sum); with more VPs, fewer
+ *     than half of it
  *     (another VP takes the head of the level, breadth first: about 1,000
  *     alive with separate stacks, up to 27,000 with copy stacks, whose
  *     named thread may have to wait for its run stack);
@@ -100,16 +102,28 @@ static void check_tree(void)
 	CHECK(e == 0 || e == ENOTSUP);
 	CHECK_OK(pthread_attr_init(&small));
 	CHECK_OK(pthread_attr_setstacksize(&small, 16384));
+	struct weft_stats st0, st1;
+	CHECK_OK(weft_stats_get(&st0, sizeof st0));
 	struct node root = { 0, leaves };
 	uint64_t sum = (uintptr_t)tree(&root);
+	CHECK_OK(weft_stats_get(&st1, sizeof st1));
+	/* the VP taken from a UT the monitor found asleep in the kernel (an
+	 * allocator's mmap on a loaded machine: ASan's, in ci136) runs the
+	 * next ready UT, a sibling not yet started: the order is the
+	 * takeover's, not the hand-off's */
+	bool taken = st1.takeovers != st0.takeovers || st1.handoffs != st0.handoffs;
 	CHECK_EQ(sum, leaves * (leaves - 1) / 2);
 	CHECK_EQ(atomic_load(&alive), 0);
 	/* a debug schedule (WEFT_SCHED) chooses by its seed: no hand-off */
 	const char *sched = getenv("WEFT_SCHED");
 	if (sched && strcmp(sched, "posix") != 0)
 		;
-	else if (vps() == 1)
+	else if (vps() == 1 && !taken)
 		CHECK_EQ(atomic_load(&peak), 50);   /* ten children on each of five levels */
+	else if (vps() == 1)
+		fprintf(stderr, "the VP was taken or handed off %llu times: the peak (%d) is not the hand-off's\n",
+			(unsigned long long)(st1.takeovers - st0.takeovers + st1.handoffs - st0.handoffs),
+			atomic_load(&peak));
 	else
 		CHECK(atomic_load(&peak) < 55555);   /* FIFO order: 111,111 */
 	CHECK_OK(pthread_attr_destroy(&small));
