@@ -40,6 +40,7 @@
 
 #include <errno.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 
 /* ---- the tree ---- */
 
