@@ -68,12 +68,7 @@ EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr,
 			  void *(*start)(void *), void *arg)
 {
 	/* M:1: the entry's tests once (rt.h, __weft_m1_enter) */
-	struct vp *vp = __weft_m1_enter();
-	if (likely(vp)) {
-		int e = create(th, attr, start, arg);
-		WEFT_M1_LEAVE(vp, EXIT_OTHER);
-		return e;
-	}
+	WEFT_M1_FAST_RETURN(create(th, attr, start, arg));
 	__weft_ensure();
 	WEFT_CALL();
 	return create(th, attr, start, arg);

@@ -60,12 +60,7 @@ WEFT_SHARED_BODY int join(pthread_t th, void **ret, int64_t deadline, bool try_o
 EXPORT int pthread_join(pthread_t th, void **ret)
 {
 	/* M:1: the entry's tests once (rt.h, __weft_m1_enter) */
-	struct vp *vp = __weft_m1_enter();
-	if (likely(vp)) {
-		int r = join(th, ret, -1, false);
-		WEFT_M1_LEAVE(vp, EXIT_OTHER);
-		return r;
-	}
+	WEFT_M1_FAST_RETURN(join(th, ret, -1, false));
 	__weft_ensure();
 	WEFT_CALL();
 	return join(th, ret, -1, false);

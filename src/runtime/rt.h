@@ -1862,6 +1862,21 @@ static inline __attribute__((always_inline)) struct vp *__weft_m1_enter(void)
 		WEFT_FAST_EPILOGUE(p);        \
 		(vp)->in_weft = 0;            \
 	} while (0)
+/*
+ * The whole M:1 fast entry of an exported int call, in one place: when
+ * __weft_m1_enter answers, evaluate expr (the call's body) inside the
+ * entry, leave, and return its value from the exported function; else
+ * fall through to the call's full entry below the macro.
+ */
+#define WEFT_M1_FAST_RETURN(expr)                                  \
+	do {                                                       \
+		struct vp *m1vp_ = __weft_m1_enter();              \
+		if (likely(m1vp_)) {                               \
+			int m1r_ = (expr);                         \
+			WEFT_M1_LEAVE(m1vp_, EXIT_OTHER);          \
+			return m1r_;                               \
+		}                                                  \
+	} while (0)
 /* Around a call out of Weft into the program's code (a start routine, a
  * once routine, a destructor, a cleanup or signal handler): the monitor
  * may take the VP while it blocks, so Weft asks again when it returns. */

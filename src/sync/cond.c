@@ -189,12 +189,7 @@ WEFT_SHARED_BODY int cond_wait_untimed(pthread_cond_t *cv, pthread_mutex_t *m)
 EXPORT int pthread_cond_wait(pthread_cond_t *cv, pthread_mutex_t *m)
 {
 	/* M:1: the entry's tests once (rt.h, __weft_m1_enter) */
-	struct vp *vp = __weft_m1_enter();
-	if (likely(vp)) {
-		int r = cond_wait_untimed(cv, m);
-		WEFT_M1_LEAVE(vp, EXIT_OTHER);
-		return r;
-	}
+	WEFT_M1_FAST_RETURN(cond_wait_untimed(cv, m));
 	__weft_ensure();
 	WEFT_CALL();
 	return cond_wait_untimed(cv, m);
@@ -277,12 +272,7 @@ WEFT_SHARED_BODY int cond_signal(pthread_cond_t *cv)
 EXPORT WEFT_HOT_ENTRY int pthread_cond_signal(pthread_cond_t *cv)
 {
 	/* M:1: the entry's tests once (rt.h, __weft_m1_enter) */
-	struct vp *vp = __weft_m1_enter();
-	if (likely(vp)) {
-		int r = cond_signal(cv);
-		WEFT_M1_LEAVE(vp, EXIT_OTHER);
-		return r;
-	}
+	WEFT_M1_FAST_RETURN(cond_signal(cv));
 	WEFT_CALL();
 	return cond_signal(cv);
 }
@@ -319,12 +309,7 @@ WEFT_SHARED_BODY int cond_broadcast(pthread_cond_t *cv)
 EXPORT WEFT_HOT_ENTRY int pthread_cond_broadcast(pthread_cond_t *cv)
 {
 	/* M:1: the entry's tests once (rt.h, __weft_m1_enter) */
-	struct vp *vp = __weft_m1_enter();
-	if (likely(vp)) {
-		int r = cond_broadcast(cv);
-		WEFT_M1_LEAVE(vp, EXIT_OTHER);
-		return r;
-	}
+	WEFT_M1_FAST_RETURN(cond_broadcast(cv));
 	WEFT_CALL();
 	return cond_broadcast(cv);
 }

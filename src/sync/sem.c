@@ -196,12 +196,7 @@ static const struct timespec bad_time = { 0, -1 };
 EXPORT WEFT_HOT_ENTRY int sem_wait(sem_t *s)
 {
 	/* M:1: the entry's tests once (rt.h, __weft_m1_enter) */
-	struct vp *vp = __weft_m1_enter();
-	if (likely(vp)) {
-		int r = __weft_hb_got(s, take_m1(wsem_of(s), 0, NULL, false));
-		WEFT_M1_LEAVE(vp, EXIT_OTHER);
-		return r;
-	}
+	WEFT_M1_FAST_RETURN(__weft_hb_got(s, take_m1(wsem_of(s), 0, NULL, false)));
 	if (unlikely(__weft_mn) && mn_wait_fast(wsem_of(s)))
 		return 0;
 	WEFT_CALL();
@@ -278,13 +273,7 @@ static __attribute__((noinline)) int mn_sem_post(sem_t *s)
 EXPORT WEFT_HOT_ENTRY int sem_post(sem_t *s)
 {
 	/* M:1: the entry's tests once (rt.h, __weft_m1_enter) */
-	struct vp *vp = __weft_m1_enter();
-	if (likely(vp)) {
-		WEFT_HB_RELEASE(s);
-		int r = post(s, false);
-		WEFT_M1_LEAVE(vp, EXIT_OTHER);
-		return r;
-	}
+	WEFT_M1_FAST_RETURN((WEFT_HB_RELEASE(s), post(s, false)));
 	if (unlikely(__weft_mn))
 		return mn_sem_post(s);
 	WEFT_CALL();
