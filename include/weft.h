@@ -46,7 +46,8 @@ struct weft_stats {
 	uint64_t retries;           /* ticks that came while a deferral was pending */
 	uint64_t ras_rollbacks;     /* restartable sequences restarted */
 	uint64_t threads_ready;     /* UTs ready to run (M:N: or running on another VP), not counting the caller */
-	uint64_t switch_points;     /* Weft calls' epilogues seen by a debug scheduler (WEFT_SCHED) */
+	uint64_t switch_points;     /* epilogues (of Weft calls, of ticks in the program's
+				     * code) seen by a debug scheduler (WEFT_SCHED) */
 	uint64_t signals_deferred;  /* program signals held back while Weft's own code ran */
 	/* activations (docs/activations.md) */
 	uint64_t handoffs;          /* the VP handed to another kernel thread before a blocking call */
@@ -70,7 +71,8 @@ int weft_stats_get(struct weft_stats *stats, size_t size);
 
 /* Counters of one thread. */
 struct weft_thread_stats {
-	uint64_t switch_points;     /* its Weft calls' epilogues seen by a debug scheduler */
+	uint64_t switch_points;     /* its epilogues seen by a debug scheduler: its Weft
+				     * calls', and a tick's that interrupted its own code */
 };
 
 /* Copy `thread`'s counters into *stats; pass sizeof *stats.  ESRCH for a
