@@ -78,9 +78,16 @@ static void test_modes_travel(void)
 			   (uint16_t)((cw0 & ~(X87_RC_MASK | X87_PC_MASK)) | X87_RC_UP | X87_PC_SINGLE) };
 	struct modes b = { (mx0 & ~0x6000u) | MXCSR_RC_DOWN,
 			   (uint16_t)((cw0 & ~X87_RC_MASK) | X87_RC_DOWN) };
-	pthread_t ta, tb;
+	/* one mode differing at a time from main's: the switch loads MXCSR
+	 * always and the x87 word only when it differs (switch.S), so each
+	 * must travel whether or not the other one changed */
+	struct modes c = { (mx0 & ~0x6000u) | MXCSR_RC_DOWN | MXCSR_FTZ, cw0 };
+	struct modes d = { mx0, (uint16_t)((cw0 & ~X87_RC_MASK) | X87_RC_UP) };
+	pthread_t ta, tb, tc2, td;
 	CHECK_OK(pthread_create(&ta, NULL, keep_modes, &a));
 	CHECK_OK(pthread_create(&tb, NULL, keep_modes, &b));
+	CHECK_OK(pthread_create(&tc2, NULL, keep_modes, &c));
+	CHECK_OK(pthread_create(&td, NULL, keep_modes, &d));
 	for (int i = 0; i < 100; i++) {
 		sched_yield();
 		CHECK_EQ(get_mxcsr(), mx0);
@@ -88,6 +95,8 @@ static void test_modes_travel(void)
 	}
 	CHECK_OK(pthread_join(ta, NULL));
 	CHECK_OK(pthread_join(tb, NULL));
+	CHECK_OK(pthread_join(tc2, NULL));
+	CHECK_OK(pthread_join(td, NULL));
 	CHECK_EQ(get_mxcsr(), mx0);
 	CHECK_EQ(get_x87cw(), cw0);
 
