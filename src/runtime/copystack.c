@@ -150,12 +150,16 @@ static char *area_get(unsigned c)
 	size_t sz = class_size(c);
 	if (sz > CHUNKED_MAX) {
 		void *p = mmap(NULL, sz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-		return p == MAP_FAILED ? NULL : p;
+		if (p == MAP_FAILED)
+			return NULL;
+		__weft_lsan_root(p, sz);          /* saved frames (lsan_roots.c) */
+		return p;
 	}
 	if (pool.chunk_left[c] < sz) {
 		void *p = mmap(NULL, CHUNK_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 		if (p == MAP_FAILED)
 			return NULL;
+		__weft_lsan_root(p, CHUNK_BYTES);
 		pool.chunk[c] = p;
 		pool.chunk_left[c] = CHUNK_BYTES - CHUNK_BYTES % sz;
 	}
@@ -168,6 +172,7 @@ static char *area_get(unsigned c)
 static void area_put(char *a, unsigned c)
 {
 	if (class_size(c) > CHUNKED_MAX && pool.nfree[c] >= LARGE_KEEP) {
+		__weft_lsan_unroot(a, class_size(c));
 		munmap(a, class_size(c));
 		return;
 	}

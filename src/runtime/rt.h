@@ -1397,6 +1397,11 @@ struct weft_call {
 #define WEFT_NESTED 3                     /* __weft_enter's answer from inside Weft (below) */
 /* A guest gives the VP back: true when it did (a spare carries it now). */
 bool __weft_guest_leave(void) HIDDEN;
+/* Weft's mappings that hold pointers to heap blocks (stacks, the UT
+ * table, copy-stack areas), named to LeakSanitizer as roots when it is
+ * in the process; nothing otherwise (lsan_roots.c). */
+void __weft_lsan_root(const void *p, size_t size) HIDDEN;
+void __weft_lsan_unroot(const void *p, size_t size) HIDDEN;
 #if defined(__SANITIZE_ADDRESS__) || WEFT_TSAN
 /* Sanitizer builds: the epilogue of a call the sanitizer's own runtime
  * made (its symboliser's open, read, fcntl and close while it reports)

@@ -374,6 +374,8 @@ static void slab_forget(uint32_t n)
 static void slab_release(uint32_t n)
 {
 	struct slab *b = slab_at(n);
+	for (uint32_t i = 0; i < b->nstacks; i++)
+		__weft_lsan_unroot(b->base + (size_t)i * b->stride + (b->stride - b->size), b->size);
 	munmap(b->base, b->stride * b->nstacks);
 	if (guard_mode == GUARD_MPROTECT)
 		map_budget += 2 * (long)b->mprotected;
@@ -471,6 +473,10 @@ static __attribute__((noinline)) int new_slab(uint32_t k)
 		return EAGAIN;
 	}
 	no_huge_pages(p, g->span * count);
+	/* UTs' locals (lsan_roots.c): each stack, not its guard, which
+	 * LeakSanitizer's scan would read */
+	for (uint32_t i = 0; i < count; i++)
+		__weft_lsan_root(p + (size_t)i * g->span + g->guard, g->size);
 	struct slab *b = slab_at(n);
 	uint64_t all = count == 64 ? ~0ull : (1ull << count) - 1;
 	*b = (struct slab){ .base = p, .stride = g->span, .size = g->size, .free = all,
@@ -648,6 +654,7 @@ static int mapped_get(struct ut_stack *s, const struct stack_geom *g)
 	s->lo = lo;
 	s->hi = lo + g->size;
 	s->guard = g->guard;
+	__weft_lsan_root(lo, g->size);          /* its UT's locals, not the guard (lsan_roots.c) */
 	if (g->guard && marked) {
 		bool mp;
 		if (!install_guard(p, g->guard, &mp))
@@ -741,6 +748,7 @@ int __weft_stack_map(struct ut_stack *s, size_t size, size_t guard)
 
 static __attribute__((noinline)) void mapped_put(struct ut_stack *s)
 {
+	__weft_lsan_unroot(s->lo, (size_t)(s->hi - s->lo));
 	munmap(s->lo - s->guard, s->guard + (size_t)(s->hi - s->lo));
 	if (s->mprotected && guard_mode == GUARD_MPROTECT)
 		map_budget += 2;

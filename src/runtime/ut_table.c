@@ -42,6 +42,8 @@ static int grow(void)
 		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED)
 		return EAGAIN;
+	/* a slot keeps its UT's key values for the next (lsan_roots.c) */
+	__weft_lsan_root(p, CHUNK_SLOTS * sizeof(struct ut));
 	chunks[c] = p;
 	/* Push in reverse so low slots are handed out first. */
 	for (uint32_t i = CHUNK_SLOTS; i-- > 0;) {
