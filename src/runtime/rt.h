@@ -1158,6 +1158,9 @@ uintptr_t __weft_tls_stack_floor(const struct ut *t) HIDDEN;
 int __weft_tls_attach(struct ut *t, char **stack_top) HIDDEN;
 /* M:N: t's thread block names vp as glibc's thread before t runs there. */
 void __weft_tls_rehome(struct ut *t, const struct vp *vp) HIDDEN;
+/* A fork's child: the forking VP's identity block names the child's
+ * forking kernel thread (tls.c). */
+void __weft_tls_fork_identity(const struct vp *vp, pid_t parent_pid) HIDDEN;
 /* A forked child: the caller's own block names the child's thread. */
 void __weft_tls_fork_child(struct ut *self, const struct vp *vp) HIDDEN;
 /* A UT made before UTs had TLS of their own, about to run. */

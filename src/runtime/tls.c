@@ -304,6 +304,32 @@ void __weft_tls_rehome(struct ut *t, const struct vp *vp)
  * carrier's own (vp.c, before_fork), not into this one, which still held
  * the parent's; and under M:N the VP's identity may have moved to that
  * carrier (mn.c, __weft_mn_after_fork). */
+/*
+ * A fork's child: glibc's fork wrote the child's tid into THREAD_SELF of
+ * the block the forking kernel thread ran on.  The forking VP's identity
+ * (tp0: the block glibc's code sees as THREAD_SELF for its UTs) is not
+ * always that struct pthread: VP 0's is the first thread's block (mn.c);
+ * a VP whose identity never moved (M:1, where UTs without TLS of their
+ * own run on tp0) forked from a spare; and the first kernel thread's own
+ * block, once apart (kthread.c, __weft_kt0_tcb_apart), is one Weft made,
+ * whose THREAD_SELF names another.  There the identity kept a parent's
+ * tid (the parent's pid: the first kernel thread's), and glibc's code in
+ * the child that reads THREAD_SELF->tid read a task of the parent's
+ * (mn_fork_child_identity, fork_child_identity_after_handoff).  It gets
+ * the child's tid.  The word is glibc 2.36's tid when per-UT TLS checked
+ * the layout, or when it holds the parent's pid (a fork's child writes its
+ * own there, so this holds in the children of children too).
+ */
+void __weft_tls_fork_identity(const struct vp *vp, pid_t parent_pid)
+{
+	char *id = vp->tp0;
+	if (!id)
+		return;
+	pid_t *tid = (pid_t *)(id + TCB_TID);
+	if (*tid != vp->tid && (tls.mode == TLS_PER_UT || *tid == parent_pid))
+		*tid = vp->tid;
+}
+
 void __weft_tls_fork_child(struct ut *self, const struct vp *vp)
 {
 	if (tls.mode != TLS_PER_UT || !self->tp)

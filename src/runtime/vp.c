@@ -160,11 +160,13 @@ static void after_fork_child(void)
 	after_fork_parent();
 	__weft_proc.fork_parent_tid = vp->tid;   /* the carrier forked */
 	vp->tid = gettid();
+	pid_t parent_pid = __weft_proc.pid;
 	__weft_proc.pid = getpid();
 	__weft_kt_words_after_fork(); /* the parent's other kernel threads' blocks */
 	__weft_kt_word_claim();       /* the forking kernel thread's id came with its block */
 	__weft_kt_after_fork(vp);
 	__weft_mn_after_fork(vp);
+	__weft_tls_fork_identity(vp, parent_pid);   /* after the identity moved */
 	__weft_tls_fork_child(vp->cur, vp);
 	__weft_monitor_after_fork(vp);
 	__weft_preempt_after_fork();
