@@ -102,4 +102,17 @@ static inline bool tt_wait_for(const volatile int *p, int v, long timeout_ms)
 	return true;
 }
 
+/* Wait (sleeping, at most timeout_ms) until no more than `live` UTs are
+ * alive, and say how many are.  A notify UT counts as live until it has
+ * finished exiting, which on another VP (WEFT_VPS=2) or on a loaded
+ * machine may be well after its function's last store was seen. */
+static inline uint64_t tt_settle_live(uint64_t live, long timeout_ms)
+{
+	int64_t end = test_now_ns() + timeout_ms * TT_MS;
+	uint64_t now;
+	while ((now = test_stats().threads_live) > live && test_now_ns() < end)
+		tt_sleep_ms(1);
+	return now;
+}
+
 #endif

@@ -98,7 +98,8 @@ int main(void)
 	int after = notified;
 	tt_sleep_ms(100);
 	CHECK_EQ(notified, after);
-	CHECK_EQ(test_stats().threads_live, before.threads_live);   /* main and the counter */
+	CHECK_EQ(tt_settle_live(before.threads_live, 10000),
+		 before.threads_live);   /* main and the counter */
 
 	ctr.on = 0;
 	CHECK_OK(pthread_join(cnt, NULL));
