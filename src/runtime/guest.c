@@ -34,7 +34,10 @@
  * G leaves, with errno carried both ways.  Without FSGSBASE the VP word
  * lives in the current block (tp.h); written into a shared block it named
  * F's VP to the other thread's carrier, which then ran as if on F's VP
- * (guest_foreign_threads crashed one run in ten under two VPs).
+ * (guest_foreign_threads crashed one run in ten under two VPs).  Nor may F
+ * load the shared block to make a kernel thread (glibc's pthread_create
+ * runs on the maker's block): it makes them from G's (kthread.c,
+ * own_block).
  *
  * So a foreign thread gets a handle (pthread_self), its priority and its
  * waits are Weft's, and its blocking outside Weft stops nobody.  Each Weft

@@ -584,9 +584,24 @@ static struct kt *spare_take(void *own)
 	return spare_make(own);
 }
 
+/* The block the carrier k makes glibc threads from (glibc_thread loads
+ * it): its own.  A guest whose kernel thread shares its creator's block (a
+ * clone without CLONE_SETTLS) carries on its guest UT's block instead
+ * (guest.c) and must not load the shared one, where another VP's carrier
+ * may run the main UT at that moment: without FSGSBASE the move carried
+ * this VP into that block's VP word (tp.h), and the main UT's next call
+ * took the other VP for its own (guest_foreign_threads, about one run in
+ * a hundred under two VPs: a fault, or the clone's errno lost). */
+static void *own_block(const struct kt *k)
+{
+	if (k->guest && k->gut && k->gut->tp)
+		return k->gut->tp;
+	return k->tp;
+}
+
 struct kt *__weft_kt_spare_get(void)
 {
-	return spare_take(__weft_vp()->carrier->tp);
+	return spare_take(own_block(__weft_vp()->carrier));
 }
 
 struct kt *__weft_kt_spare_for_monitor(void)
@@ -615,7 +630,7 @@ int __weft_kt_glibc_thread(void *(*fn)(void *), void *arg, bool foreign)
 	if (foreign)                      /* its own thread block, told by glibc */
 		return glibc_thread(fn, arg, __weft_arch_tp_get());
 	multiple_threads_on();
-	return glibc_thread(fn, arg, __weft_vp()->carrier->tp);
+	return glibc_thread(fn, arg, own_block(__weft_vp()->carrier));
 }
 
 bool __weft_kt_glibc_thread_can_end(void)
