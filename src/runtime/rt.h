@@ -1754,15 +1754,23 @@ static inline enum weft_where __weft_where(const struct vp *vp)
 		return WHERE_VP;
 	return __weft_where_slow();
 }
+/* cur and the stack bounds the entries test, stored together.  Only
+ * __weft_cur_set, and the switch (sched.c, switch_finish), which makes
+ * __weft_cur_set's libc_cancel test inside its one test of switch_care
+ * (libc_cancel is one of its bytes). */
+static inline void __weft_cur_store(struct vp *vp, struct ut *t)
+{
+	vp->cur = t;
+	vp->cur_lo = t ? (uintptr_t)t->stack.lo : 0;
+	vp->cur_span = t ? (uintptr_t)t->stack.hi - (uintptr_t)t->stack.lo : 0;
+}
 /* The one way cur changes: with the stack bounds the entries test.  A
  * UT that leaves the VP takes glibc's armed cancellation with it. */
 static inline void __weft_cur_set(struct vp *vp, struct ut *t)
 {
 	if (unlikely(vp->libc_cancel))
 		__weft_libc_cancel_left(vp, t);
-	vp->cur = t;
-	vp->cur_lo = t ? (uintptr_t)t->stack.lo : 0;
-	vp->cur_span = t ? (uintptr_t)t->stack.hi - (uintptr_t)t->stack.lo : 0;
+	__weft_cur_store(vp, t);
 }
 static inline bool __weft_on_vp_thread(const struct vp *vp)
 {

@@ -435,9 +435,14 @@ static struct ut *cs_runnable(struct vp *vp, struct ut *next)
  * with `moved` false (the path every switch without copy-stack UTs takes)
  * and into switch_copy.  `keep_slice`: next runs on what is left of
  * prev's time slice (the fork-join hand-off, __weft_schedule), not on a
- * slice of its own. */
+ * slice of its own.  `care`: vp->switch_care, read once by the caller
+ * for the whole switch (it is volatile: each test was a load).  Its
+ * bytes are written by whoever holds the VP (its carrier; the monitor
+ * while it has taken it, tls.c's tp_on) and, for libc_cancel under M:N,
+ * under the runtime lock, which the switching carrier holds: none
+ * changes between that read and the switch. */
 static inline __attribute__((always_inline)) void switch_finish(struct vp *vp, struct ut *prev, struct ut *next,
-								 bool moved, bool keep_slice)
+								 bool moved, bool keep_slice, uint64_t care)
 {
 	bool told = false;              /* ASan told already (san_leave_tp) */
 	prev->saved_errno = *vp->errnop;
@@ -447,11 +452,14 @@ static inline __attribute__((always_inline)) void switch_finish(struct vp *vp, s
 	__weft_check_switch(vp, prev, next);
 #endif
 	WEFT_STATE(next, UT_RUNNING);
-	__weft_cur_set(vp, next);
+	/* __weft_cur_set, its libc_cancel test folded into care's */
+	if (unlikely(care) && vp->libc_cancel)
+		__weft_libc_cancel_left(vp, next);
+	__weft_cur_store(vp, next);
 	if (!keep_slice)
 		vp->cur_since = vp->async.ticks;
 	vp->stat.switches++;
-	if (unlikely(vp->switch_care)) {
+	if (unlikely(care)) {
 		if (vp->trace_on)
 			__weft_trace_switch(prev, next);
 		if (vp->cpu_acct)
@@ -504,7 +512,7 @@ static inline __attribute__((always_inline)) void switch_finish(struct vp *vp, s
  * have to wait for its run stack, and its frames may have to be put back,
  * through the VP's mover if prev stands on that run stack. */
 static __attribute__((noinline)) void switch_copy(struct vp *vp, struct ut *prev, struct ut *next,
-						   bool keep_slice)
+						   bool keep_slice, uint64_t care)
 {
 	next = cs_runnable(vp, next);
 	if (next == prev) {            /* chosen again while its pick waited */
@@ -516,10 +524,13 @@ static __attribute__((noinline)) void switch_copy(struct vp *vp, struct ut *prev
 		return;
 	}
 	bool moved = __weft_cs_prepare(vp, prev, next);
+	/* cs_runnable may have waited for a run stack: care read afresh
+	 * (the slow path; the caller's read only chose it) */
+	care = vp->switch_care;
 	if (moved)
-		switch_finish(vp, prev, next, true, keep_slice);
+		switch_finish(vp, prev, next, true, keep_slice, care);
 	else
-		switch_finish(vp, prev, next, false, keep_slice);
+		switch_finish(vp, prev, next, false, keep_slice, care);
 }
 
 /* Every switch: prev (RUNNING, BLOCKED, READY or EXITING, already queued
@@ -527,11 +538,12 @@ static __attribute__((noinline)) void switch_copy(struct vp *vp, struct ut *prev
 static inline __attribute__((always_inline)) void switch_to_as(struct vp *vp, struct ut *next, bool keep_slice)
 {
 	struct ut *prev = vp->cur;
-	if (unlikely(vp->switch_care) && vp->cs_on && (__weft_is_copy(next) || __weft_is_copy(prev))) {
-		switch_copy(vp, prev, next, keep_slice);
+	uint64_t care = vp->switch_care;
+	if (unlikely(care) && vp->cs_on && (__weft_is_copy(next) || __weft_is_copy(prev))) {
+		switch_copy(vp, prev, next, keep_slice, care);
 		return;
 	}
-	switch_finish(vp, prev, next, false, keep_slice);
+	switch_finish(vp, prev, next, false, keep_slice, care);
 }
 
 static inline void switch_to(struct vp *vp, struct ut *next)
