@@ -599,6 +599,8 @@ static void *own_block(const struct kt *k)
 	return k->tp;
 }
 
+void *__weft_kt_own_block(const struct kt *k) { return own_block(k); }
+
 struct kt *__weft_kt_spare_get(void)
 {
 	return spare_take(own_block(__weft_vp()->carrier));

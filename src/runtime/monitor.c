@@ -928,9 +928,17 @@ enum weft_where __weft_where_slow(void)
 	 * while it decides) never carries the VP and never waits for itself */
 	if (on_monitor)
 		return WHERE_FOREIGN;
-	/* a decision in progress: wait for it (it takes a /proc read) */
-	while (__atomic_load_n(&vp->take, __ATOMIC_ACQUIRE) & TAKE_BUSY)
-		__builtin_ia32_pause();
+	/* a decision in progress: wait for it (it takes a /proc read) —
+	 * unless the caller is another process, whose copy of the word was
+	 * taken while the parent's monitor decided: the child of a fork by a
+	 * kernel thread Weft did not make (vp.c, fork_foreign), where no
+	 * handler cleared it and no monitor will (it spun here for good) */
+	if (unlikely(__atomic_load_n(&vp->take, __ATOMIC_ACQUIRE) & TAKE_BUSY)) {
+		if ((pid_t)__weft_raw_syscall6(SYS_getpid, 0, 0, 0, 0, 0, 0) != __weft_proc.pid)
+			return WHERE_NONE;
+		while (__atomic_load_n(&vp->take, __ATOMIC_ACQUIRE) & TAKE_BUSY)
+			__builtin_ia32_pause();
+	}
 	/* a UT's vfork child, on that UT's stack: its calls are plain ones
 	 * (vfork.c).  The bit is tested here, inline, so that the common case
 	 * makes no call; __weft_vfork_child tests it again for its other

@@ -2085,6 +2085,9 @@ void __weft_kt_after_fork(struct vp *vp) HIDDEN;
 /* A spare kernel thread to hand the VP to, made if needed within
  * WEFT_MAX_KTHREADS; NULL when none can be had.  Carrier only. */
 struct kt *__weft_kt_spare_get(void) HIDDEN;
+/* The thread block that is k's own to load (kthread.c): its kt's, or for
+ * a guest clone that shares its creator's block, its guest UT's. */
+void *__weft_kt_own_block(const struct kt *k) HIDDEN;
 /* Make sure k has a home context to return to (the VP's first thread
  * gets a small stack of its own).  0 or EAGAIN.  Whoever holds the VP (the
  * carrier, or the monitor in a takeover). */

@@ -110,6 +110,37 @@ static void main_sched(struct ut *t)
  * thread pointer is the carrier's own.  Weft's handlers are registered
  * first: its prepare runs last, its parent and child handlers first. */
 static void *fork_tp;
+static struct vp *fork_vp;            /* read before the move: see fork_shared */
+/* The carrier is a guest clone that shares its creator's block (guest.c):
+ * the fork runs on that block, glibc's own thread (on the guest UT's, a
+ * block glibc's lists do not hold, its child faulted), but the moves carry
+ * no word into it or out of it.  Without FSGSBASE the VP word lives in the
+ * block (tp.h), and another VP's carrier may be running the main UT on it:
+ * it would read this VP's word, and this kernel thread, back, that one's. */
+static bool fork_shared;
+/* The forking thread does not carry the VP: a kernel thread Weft did not
+ * make (glibc's own threads, a clone) calls fork, which Weft does not wrap
+ * (these are glibc's atfork handlers), outside any Weft call.  Nothing
+ * here is its to move: the VP's carrier runs on, and the VP word it would
+ * read (tp.h) may name another kernel thread's VP, whose carrier's block
+ * it then loaded.  Its child is a process of one kernel thread that Weft
+ * did not make: its pid is not the runtime's, so its calls are the plain
+ * ones (monitor.c, __weft_where_slow), as a vfork child's are.  Read only
+ * by the forking thread, between its prepare and its parent or child
+ * handler (glibc holds its fork lock meanwhile). */
+static bool fork_foreign;
+
+static void fork_tp_load(void *tp)
+{
+	if (fork_shared) {
+#if WEFT_TSAN
+		__weft_tsan_tp_carry(tp);
+#endif
+		__weft_arch_tp_load(tp);
+	} else {
+		__weft_tp_set(tp);
+	}
+}
 
 /* AddressSanitizer keeps the fake stack in use (detect_stack_use_after_
  * return) in its runtime's TLS, so in a word of each thread block, as well
@@ -129,34 +160,50 @@ static void fork_tp_move(struct vp *vp, void *tp)
 	struct ut *cur = vp->cur;
 	void *fake;
 	__sanitizer_start_switch_fiber(&fake, cur->stack.lo, (size_t)(cur->stack.hi - cur->stack.lo));
-	__weft_tp_set(tp);
+	fork_tp_load(tp);
 	__sanitizer_finish_switch_fiber(fake, NULL, NULL);
 }
 #else
 static void fork_tp_move(struct vp *vp, void *tp)
 {
 	(void)vp;
-	__weft_tp_set(tp);
+	fork_tp_load(tp);
 }
 #endif
 
 static void before_fork(void)
 {
+	/* a UT the monitor took off the VP (its kernel thread back from a
+	 * blocking call, not yet in Weft) is run on it again first: forked
+	 * away, its child would have no VP, and this kernel thread none to
+	 * name */
+	__weft_ensure();
 	struct vp *vp = __weft_vp();
+	struct kt *k = vp->carrier;
+	fork_foreign = !k || __atomic_load_n(&vp->tid, __ATOMIC_ACQUIRE) !=
+				     (pid_t)__weft_raw_syscall6(SYS_gettid, 0, 0, 0, 0, 0, 0);
+	if (fork_foreign)
+		return;
+	fork_vp = vp;
 	fork_tp = __weft_arch_tp_get();
-	if (fork_tp != vp->carrier->tp)
-		fork_tp_move(vp, vp->carrier->tp);
+	fork_shared = k->tp != __weft_kt_own_block(k);
+	if (fork_tp != k->tp)
+		fork_tp_move(vp, k->tp);
 }
 
 static void after_fork_parent(void)
 {
+	if (fork_foreign)
+		return;
 	if (__weft_arch_tp_get() != fork_tp)
-		fork_tp_move(__weft_vp(), fork_tp);
+		fork_tp_move(fork_vp, fork_tp);
 }
 
 static void after_fork_child(void)
 {
-	struct vp *vp = __weft_vp();
+	if (fork_foreign)
+		return;
+	struct vp *vp = fork_vp;
 	after_fork_parent();
 	__weft_proc.fork_parent_tid = vp->tid;   /* the carrier forked */
 	vp->tid = gettid();
