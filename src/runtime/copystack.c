@@ -27,7 +27,9 @@
  * UT chosen for it waits on its `waiters` list (UT_DEFERRED) until it is
  * free.  Everything here runs on a VP's mainline (M:N: under the runtime
  * lock); the dump's inspection runs in a signal handler with the same
- * state whole (the lock held, or the interrupted code not Weft's).
+ * state whole (the lock held, or the interrupted code not Weft's), or on
+ * the mainline, and holds every signal off while it lends a parked UT's
+ * frames to a run stack (no switch may see them there).
  *
  * The switch (sched.c's switch_to calls __weft_cs_prepare):
  *   - next's frames on its run stack already: an ordinary switch;
@@ -52,9 +54,11 @@
 #include "../arch/arch.h"
 #include "../arch/valgrind_req.h"
 
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 
 #if defined(__SANITIZE_ADDRESS__)
 #include <sanitizer/asan_interface.h>
@@ -690,10 +694,23 @@ bool __weft_cs_inspect(struct ut *t, void (*fn)(void *), void *arg)
 	void *keep = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (keep == MAP_FAILED)
 		return false;
+	/* While t's frames stand in the occupant's place nothing may switch:
+	 * a tick (or a program signal's fake call) that switched to the
+	 * occupant here resumed it on t's frames, a SIGSEGV.  The caller's
+	 * PC is not always protected (a dump called from the program's
+	 * mainline, in_weft clear; libgcc_s's unwinder, loaded by glibc's
+	 * backtrace after the range table was built), so every signal is
+	 * held off for the window: the dump in the copy-stack suite
+	 * (dump_names_every_ut) crashed now and then on the tick, and every
+	 * time with a 100 us slice.  A debugging path: two system calls. */
+	sigset_t all, old;
+	__weft_sigset_home(&all);
+	__weft_raw_syscall6(SYS_rt_sigprocmask, SIG_BLOCK, (long)&all, (long)&old, 8, 0, 0);
 	__weft_arch_stack_copy(keep, lo, len);
 	__weft_arch_stack_copy(lo, t->cs->save, len);
 	fn(arg);
 	__weft_arch_stack_copy(lo, keep, len);
+	__weft_raw_syscall6(SYS_rt_sigprocmask, SIG_SETMASK, (long)&old, 0, 8, 0, 0);
 	munmap(keep, len);
 	return true;
 }

@@ -19,6 +19,10 @@ fail() {
 	exit 1
 }
 unset WEFT_SCHED WEFT_TIMESLICE
+# DUMP_TIMESLICE: a short slice, so that ticks land all through the dump
+# (with copy-stack UTs it lends parked frames to the run stack, where no
+# switch may see them: copystack.c, __weft_cs_inspect)
+if [ -n "${DUMP_TIMESLICE:-}" ]; then export WEFT_TIMESLICE=$DUMP_TIMESLICE; fi
 timeout 30 "$bin" dump 3 >"$d/manifest" 3>"$d/dump" 2>"$d/err"
 rc=$?
 [ $rc -eq 0 ] || fail "parked dump exited $rc"
