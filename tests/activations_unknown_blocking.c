@@ -78,16 +78,6 @@ struct job {
 	pid_t tid_before, tid_later;
 };
 
-static long raw_read(int fd, void *buf, size_t n)
-{
-	long r;
-	__asm__ volatile("syscall"
-			 : "=a"(r)
-			 : "a"((long)SYS_read), "D"((long)fd), "S"(buf), "d"(n)
-			 : "rcx", "r11", "memory");
-	return r;
-}
-
 static pid_t raw_gettid(void)
 {
 	long r;
@@ -108,7 +98,7 @@ static void *blocker(void *arg)
 		break;
 	case VIA_INSTRUCTION:
 		j->tid_before = raw_gettid();
-		j->result = raw_read(j->fd, &j->byte, 1);
+		j->result = test_raw_read(j->fd, &j->byte, 1);
 		break;
 	case VIA_STDIO: {
 		FILE *f = fdopen(j->fd, "r");
@@ -168,9 +158,13 @@ static void one_blocks(enum how how)
 	/* the taken UT came back through the VP's inbox; on one VP its
 	 * kernel thread parked as a spare and the VP's carrier runs it, so
 	 * it runs on another kernel thread.  Under M:N that kernel thread
-	 * may be handed a VP again and pick the UT up itself */
+	 * may be handed a VP again and pick the UT up itself; so may it on
+	 * one VP when the monitor took the VP a second time meanwhile and
+	 * handed it to that spare (under ASan a UT's first fake frame maps
+	 * its fake stack, and on a loaded machine that mmap can sleep long
+	 * enough: takeovers 1 -> 3 in a CI run) */
 	CHECK(s1.rejoins > s0.rejoins);
-	if (how == VIA_INSTRUCTION && s1.vps == 1)
+	if (how == VIA_INSTRUCTION && s1.vps == 1 && s1.takeovers - s0.takeovers == 1)
 		CHECK(j.tid_later != j.tid_before);
 	close(p[1]);
 	if (how != VIA_STDIO)
@@ -197,7 +191,7 @@ static void *storm_reader(void *arg)
 	struct reader *r = arg;
 	for (int i = 0; i < READS; i++) {
 		unsigned char c;
-		long n = i % 2 ? raw_read(r->fd, &c, 1) : syscall(SYS_read, r->fd, &c, 1);
+		long n = i % 2 ? test_raw_read(r->fd, &c, 1) : syscall(SYS_read, r->fd, &c, 1);
 		if (n != 1 || c != (unsigned char)i)
 			r->bad++;
 		/* straight into Weft: the first entry after a takeover */

@@ -225,6 +225,18 @@ static inline pthread_t test_spawn_copy(void *(*fn)(void *), void *arg, int deta
 	return t;
 }
 
+/* read(2) by a `syscall` instruction in the test's own code: a blocking
+ * call no wrapper of Weft's sees (the monitor's case: activations). */
+static inline long test_raw_read(int fd, void *buf, size_t n)
+{
+	long r;
+	__asm__ volatile("syscall"
+			 : "=a"(r)
+			 : "a"(0L /* SYS_read */), "D"((long)fd), "S"(buf), "d"(n)
+			 : "rcx", "r11", "memory");
+	return r;
+}
+
 /* Wait for child pid, which must exit 0. */
 static inline void test_reap(pid_t pid)
 {
