@@ -1001,8 +1001,9 @@ uint8_t __weft_enter_slow(void)
 	case WHERE_VP:
 		if (vp->in_weft)
 			return WEFT_NESTED;       /* rt.h, __weft_enter */
-		if (unlikely(__weft_mn))
-			__weft_rtl_lock();
+		/* taken away while it waited for the lock: the away case */
+		if (unlikely(__weft_mn) && !__weft_rtl_lock_entry(vp))
+			return __weft_enter_slow();
 		break;
 	}
 	vp->in_weft = 1;

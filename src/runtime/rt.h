@@ -434,7 +434,9 @@ struct vp {
 					   * only after the PC test said "unprotected";
 					   * by every entry on any kernel thread (the slow
 					   * __weft_where: a pointer load, its stack bounds
-					   * compared only); by the monitor to decide,
+					   * compared only), and so by sigaltstack, which
+					   * makes no entry (sigdeliver.c, altstack_caller);
+					   * by the monitor to decide,
 					   * re-checked after its fence (monitor.c).  Written
 					   * only through __weft_cur_set. */
 	/* cur's stack as the entries' fast test reads it: [cur_lo, cur_lo +
@@ -1795,6 +1797,29 @@ static inline bool __weft_on_vp_thread(const struct vp *vp)
  * kernel's instead (WEFT_CALL_PLAIN). */
 #define WEFT_PLAIN 4
 uint8_t __weft_enter_slow(void) HIDDEN;
+/*
+ * M:N: the runtime lock for an entry that found the caller on its VP, in_weft
+ * clear.  Until in_weft is set the monitor may take the VP (monitor.c: a
+ * carrier asleep in a call that is not Weft's, in_weft clear, the lock
+ * free), and the wait for the lock can sleep in such a call: under ASan a
+ * new UT's first fake frame, in the lock's own functions, maps its fake
+ * stack, and an mmap that waited for the kernel's mmap lock over two of
+ * the monitor's looks was taken for a blocking call.  The UT then took the
+ * lock away from the VP, set the in_weft of a VP another kernel thread
+ * carried, and went home with the lock held: every VP waited for it for
+ * good (mn_sync_across_vps under ASan, no FSGSBASE, one run in 50).  So
+ * once it holds the lock, which the monitor needs to take a VP, the caller
+ * asks again: false if the VP was taken meanwhile (the lock let go again;
+ * the caller goes the slow way, back to a VP by __weft_away_return).
+ */
+static inline bool __weft_rtl_lock_entry(const struct vp *vp)
+{
+	__weft_rtl_lock();
+	if (likely(__weft_where(vp) == WHERE_VP))
+		return true;
+	__weft_rtl_unlock();
+	return false;
+}
 static inline uint8_t __weft_enter(void)
 {
 	struct vp *vp = __weft_vp();
@@ -1807,8 +1832,8 @@ static inline uint8_t __weft_enter(void)
 #endif
 		return WEFT_NESTED;
 	}
-	if (unlikely(__weft_mn))
-		__weft_rtl_lock();
+	if (unlikely(__weft_mn) && unlikely(!__weft_rtl_lock_entry(vp)))
+		return __weft_enter_slow();
 	vp->in_weft = 1;
 	return 1;
 }

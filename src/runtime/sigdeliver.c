@@ -589,10 +589,13 @@ static __attribute__((noinline)) struct vp *call_handler_unlocked(struct vp *vp,
 	call_handler_on(self, a, sig, si, uc);
 	if (!let_go)
 		return vp;
+	/* back into Weft as an entry comes: the monitor may have taken the
+	 * VP while the handler sat in a blocking call (rt.h,
+	 * __weft_rtl_lock_entry), and the UT comes back to one first */
 	vp = __weft_vp();
 	if (!vp->in_weft) {
-		__weft_rtl_lock();
-		vp->in_weft = 1;
+		(void)__weft_enter();
+		vp = __weft_vp();
 	}
 	return vp;
 }
@@ -1204,9 +1207,36 @@ static bool on_altstack(const struct ut *t, uintptr_t sp)
 	       sp <= (uintptr_t)t->sig_alt.ss_sp + t->sig_alt.ss_size;
 }
 
+/* The UT that asks.  sigaltstack makes no entry into Weft (the sanitizers
+ * call it at any moment: ASan's no-return hook, before every UT's exit),
+ * so the caller may be away: the monitor took its VP while it sat in a
+ * call Weft does not wrap, and the VP's cur is NULL or another UT (a NULL
+ * cur here was a UBSan report, and its pthread_self went home holding the
+ * runtime lock).  An away UT is its kernel thread's k->away, and its
+ * sig_alt is its own: nothing else writes it while it is away.  NULL: no
+ * UT (a VP between two carriers); the kernel thread's own is asked. */
+static struct ut *altstack_caller(void)
+{
+	struct vp *vp = __weft_vp();
+	struct ut *c = __atomic_load_n(&vp->cur, __ATOMIC_ACQUIRE);
+	if (c && !c->away && __weft_sp_in(c, __weft_arch_sp_now()))
+		return c;
+	if (__weft_where(vp) == WHERE_AWAY) {
+		struct kt *k = __weft_kt_by_tid((pid_t)__weft_raw_syscall6(SYS_gettid, 0, 0, 0, 0, 0, 0));
+		struct ut *x = k ? __atomic_load_n(&k->away, __ATOMIC_ACQUIRE) : NULL;
+		if (x)
+			return x;
+	}
+	return c;                         /* on a signal stack, or home */
+}
+
 int __weft_sig_altstack(const stack_t *ss, stack_t *old)
 {
-	struct ut *self = __weft_vp()->cur;
+	struct ut *self = altstack_caller();
+	if (!self) {
+		long r = __weft_raw_syscall6(SYS_sigaltstack, (long)ss, (long)old, 0, 0, 0, 0);
+		return r < 0 ? (int)-r : 0;
+	}
 	bool on = on_altstack(self, (uintptr_t)__builtin_frame_address(0));
 	if (ss) {
 		if (on)
