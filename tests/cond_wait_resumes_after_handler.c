@@ -28,6 +28,7 @@ static pthread_mutex_t m;
 static pthread_cond_t c = PTHREAD_COND_INITIALIZER;
 static volatile int handled, in_handler, released;
 static volatile int woke;            /* waiters back from the wait */
+static int entered;                  /* waiters past their lock, under m */
 
 static void on_usr1(int sig)
 {
@@ -48,6 +49,7 @@ static void *waiter(void *arg)
 {
 	(void)arg;
 	CHECK_OK(pthread_mutex_lock(&m));
+	entered++;
 	int r = pthread_cond_wait(&c, &m);
 	CHECK_EQ(r, 0);
 	woke++;
@@ -70,12 +72,25 @@ static void wait_for(volatile int *v, int n)
 		CHECK(test_now_ns() < end);
 }
 
-/* Until t is parked on the condition (its park counted, and it has not
- * come back). */
-static void wait_parked(uint64_t parks_before, uint64_t n)
+/* Until n waiters are inside their pthread_cond_wait, m let go: each
+ * counts itself under m before it waits, so once main holds m and reads n,
+ * every one has let m go in its wait (M:1: and parked, as the wait lets go
+ * and parks with no switch between; M:N: parked, or about to, when a
+ * signal then sent ends the park at once, park.c).  Counting parks was not
+ * enough: a waiter that found m held by the other (a tick between the
+ * other's lock and its wait) parked on m, which counted; it was then handed
+ * m, and ran part 2's handler holding it, and main waited for m for good
+ * (the ASan build with fake stacks, about one run in 30). */
+static void wait_entered(int n)
 {
-	for (int64_t end = test_now_ns() + 10000000000ll; test_stats().parks < parks_before + n; sched_yield())
+	for (int64_t end = test_now_ns() + 10000000000ll;; sched_yield()) {
+		CHECK_OK(pthread_mutex_lock(&m));
+		int e = entered;
+		CHECK_OK(pthread_mutex_unlock(&m));
+		if (e >= n)
+			return;
 		CHECK(test_now_ns() < end);
+	}
 }
 
 static void interrupted_many_times(void)
@@ -83,10 +98,10 @@ static void interrupted_many_times(void)
 	set_handler(on_usr1);
 	woke = 0;
 	handled = 0;
-	uint64_t parks = test_stats().parks;
+	entered = 0;
 	pthread_t t;
 	CHECK_OK(pthread_create(&t, NULL, waiter, NULL));
-	wait_parked(parks, 1);
+	wait_entered(1);
 	for (int i = 0; i < 200; i++) {
 		int before = handled;
 		CHECK_OK(pthread_kill(t, SIGUSR1));
@@ -111,11 +126,11 @@ static void wakeup_during_handler(int waiters, bool broadcast)
 	woke = 0;
 	in_handler = 0;
 	released = 0;
-	uint64_t parks = test_stats().parks;
+	entered = 0;
 	pthread_t t[2];
 	for (int i = 0; i < waiters; i++)
 		CHECK_OK(pthread_create(&t[i], NULL, waiter, NULL));
-	wait_parked(parks, (uint64_t)waiters);
+	wait_entered(waiters);
 	for (int i = 0; i < waiters; i++)
 		CHECK_OK(pthread_kill(t[i], SIGUSR1));
 	wait_for(&in_handler, waiters);
