@@ -7,11 +7,19 @@
  * Invariant:
  *  - each fork's child runs and exits with the status it chose, after a
  *    mutex lock and unlock of its own (its calls are the plain ones: its
- *    one kernel thread is not Weft's), and getpid names it;
+ *    one kernel thread is not Weft's), and getpid names it; pthread_self
+ *    there is what the forking thread's was before the fork, and (the
+ *    glibc thread's child) pthread_getattr_np of it gives the stack the
+ *    child runs on;
  *  - the parent goes on: the UTs that counted under the shared mutex
  *    meanwhile kept counting, the total is exact, and afterwards a UT
  *    still forks (its child a Weft child: pthread_create and join work
  *    there) and creates and joins threads.
+ * Under ASan the child's _exit (a no-return call) needs ASan's record of
+ * the child's thread, which it keeps in a per-kernel-thread key: the
+ * child now takes over the forking thread's values (sync/key.c); it died
+ * of SIGSEGV or an ASan CHECK on pthread_getattr_np when it could not, and
+ * pthread_self there named the UT the VP ran in the parent.
  * Before the fix the forking thread's prepare handler took the VP word it
  * read for its own and loaded that VP's carrier's thread block (under two
  * VPs the child faulted in most runs, and without FSGSBASE the parent's
@@ -20,6 +28,7 @@
 #include "foreign.h"
 
 #include <sched.h>
+#include <stdbool.h>
 #include <stdatomic.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -34,15 +43,40 @@ static long total;
 static atomic_int stop;
 static atomic_int bad_child;
 
+/* The child's thread is the forking one: pthread_self names it as it did
+ * in the parent, and (a thread of glibc's, whose stack glibc recorded; a
+ * raw clone's is not known) pthread_getattr_np gives the stack it runs
+ * on. */
+static int child_self_ok(pthread_t before, bool stack_known)
+{
+	pthread_t me = pthread_self();
+	if (!pthread_equal(me, before))
+		return 0;
+	if (!stack_known)
+		return 1;
+	pthread_attr_t a;
+	if (pthread_getattr_np(me, &a) != 0)
+		return 0;
+	void *lo = NULL;
+	size_t size = 0;
+	int ok = pthread_attr_getstack(&a, &lo, &size) == 0 && TEST_HERE() > (char *)lo &&
+		 TEST_HERE() < (char *)lo + size;
+	pthread_attr_destroy(&a);
+	return ok;
+}
+
 /* Fork once: the child locks a mutex of its own and exits 40 + i. */
-static int fork_once(int i)
+static int fork_once(int i, bool glibc)
 {
 	pid_t parent = getpid();
+	pthread_t before = pthread_self();
 	pid_t p = fork();
 	if (p == 0) {
 		pthread_mutex_t own = PTHREAD_MUTEX_INITIALIZER;
 		if (getpid() == parent || pthread_mutex_lock(&own) != 0 || pthread_mutex_unlock(&own) != 0)
 			_exit(1);
+		if (!child_self_ok(before, glibc))
+			_exit(2);
 		_exit(40 + i);
 	}
 	if (p < 0)
@@ -57,21 +91,21 @@ static int fork_once(int i)
 }
 
 /* Lock through Weft (a guest for the moment), then fork between locks. */
-static void foreign_work(void)
+static void foreign_work(bool glibc)
 {
 	for (int i = 0; i < LOCKS; i++) {
 		if (pthread_mutex_lock(&m) != 0)
 			atomic_store(&bad_child, 100);
 		total++;
 		pthread_mutex_unlock(&m);
-		if (i % (LOCKS / FORKS) == 0 && i / (LOCKS / FORKS) < FORKS && !fork_once(i / (LOCKS / FORKS)))
+		if (i % (LOCKS / FORKS) == 0 && i / (LOCKS / FORKS) < FORKS && !fork_once(i / (LOCKS / FORKS), glibc))
 			atomic_fetch_add(&bad_child, 1);
 	}
 }
 
 static void *glibc_thread(void *arg)
 {
-	foreign_work();
+	foreign_work(true);
 	return arg;
 }
 
@@ -81,7 +115,7 @@ static volatile pid_t clone_tid;
 static __attribute__((unused)) int clone_body(void *arg)
 {
 	(void)arg;
-	foreign_work();
+	foreign_work(false);
 	atomic_store(&clone_done, 1);
 	return 0;
 }

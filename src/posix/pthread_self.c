@@ -10,8 +10,14 @@ WEFT_SLOW_PART pthread_t self_slow(void)
 {
 	__weft_ensure();
 	/* a kernel thread Weft did not make has a guest UT (runtime/guest.c) */
-	if (unlikely(__weft_where(__weft_vp()) == WHERE_FOREIGN))
+	enum weft_where w = __weft_where(__weft_vp());
+	if (unlikely(w == WHERE_FOREIGN))
 		return __weft_guest_self();
+	/* the child of a fork by such a thread: that thread's handle, not
+	 * the UT its VP ran in the parent (runtime/vp.c, fork_foreign) */
+	pthread_t h;
+	if (unlikely(w == WHERE_NONE) && __weft_foreign_child_self(&h))
+		return h;
 	return __weft_handle(__weft_self());
 }
 

@@ -313,6 +313,18 @@ struct ut *__weft_guest_ut(bool make)
 	return g;
 }
 
+bool __weft_foreign_child_self(pthread_t *self)
+{
+	pid_t child = __weft_proc.foreign_fork_child;
+	if (!child || (pid_t)__weft_raw_syscall6(SYS_gettid, 0, 0, 0, 0, 0, 0) != child)
+		return false;
+	/* the parent's records, as the fork copied them: nothing runs them
+	 * here, and nothing is made (the child is not the runtime's) */
+	struct kt *k = __weft_kt_by_tid(__weft_proc.foreign_fork_parent_tid);
+	*self = k && k->gut ? __weft_handle(k->gut) : (pthread_t)__weft_arch_tp_get();
+	return true;
+}
+
 pthread_t __weft_guest_self(void)
 {
 	if (__weft_kt_in_birth())

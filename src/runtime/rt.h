@@ -730,6 +730,13 @@ struct weft_proc {
 	 * forking kernel thread's tid in the parent (vp.c; sync/key.c's
 	 * per-kernel-thread values follow it). */
 	pid_t fork_parent_tid;
+	/* Cold: in the child of a fork by a kernel thread Weft did not make
+	 * (vp.c, fork_foreign), a process that is not the runtime's: the
+	 * forking thread's tid in the parent and the child's one kernel
+	 * thread's tid; 0 elsewhere.  Written by the child handler, before
+	 * the child has a second thread; read by sync/key.c (the forking
+	 * thread's per-kernel-thread values) and pthread_self (guest.c). */
+	pid_t foreign_fork_parent_tid, foreign_fork_child;
 	/* This process's id (vp.c: at start-up and in a fork's child); read by
 	 * __weft_where_slow on any kernel thread, written before a second one
 	 * exists in either case. */
@@ -1993,6 +2000,11 @@ void __weft_guest_idle(struct vp *vp) HIDDEN;
 void __weft_guest_request(struct vp *vp, struct kt *k) HIDDEN;
 /* A guest's handle for pthread_self (any thread). */
 pthread_t __weft_guest_self(void) HIDDEN;
+/* The caller is the child of a fork by a kernel thread Weft did not make
+ * (__weft_proc.foreign_fork_child): true, and *self the handle that thread
+ * had in the parent (its guest's, else glibc's own), as POSIX's fork
+ * keeps it; false for any other caller. */
+bool __weft_foreign_child_self(pthread_t *self) HIDDEN;
 /* The guest UT that stands for the calling foreign kernel thread, for its
  * thread-specific values (key.c): read and written only by that kernel
  * thread, so without the VP.  Made (two handoffs) when `make` and it has

@@ -129,6 +129,7 @@ static bool fork_shared;
  * by the forking thread, between its prepare and its parent or child
  * handler (glibc holds its fork lock meanwhile). */
 static bool fork_foreign;
+static pid_t fork_foreign_tid;        /* that thread's tid (its child names it) */
 
 static void fork_tp_load(void *tp)
 {
@@ -180,8 +181,8 @@ static void before_fork(void)
 	__weft_ensure();
 	struct vp *vp = __weft_vp();
 	struct kt *k = vp->carrier;
-	fork_foreign = !k || __atomic_load_n(&vp->tid, __ATOMIC_ACQUIRE) !=
-				     (pid_t)__weft_raw_syscall6(SYS_gettid, 0, 0, 0, 0, 0, 0);
+	fork_foreign_tid = (pid_t)__weft_raw_syscall6(SYS_gettid, 0, 0, 0, 0, 0, 0);
+	fork_foreign = !k || __atomic_load_n(&vp->tid, __ATOMIC_ACQUIRE) != fork_foreign_tid;
 	if (fork_foreign)
 		return;
 	fork_vp = vp;
@@ -201,8 +202,14 @@ static void after_fork_parent(void)
 
 static void after_fork_child(void)
 {
-	if (fork_foreign)
+	if (fork_foreign) {
+		/* the child's one kernel thread keeps the forking thread's
+		 * per-kernel-thread key values (sync/key.c) and handle
+		 * (guest.c, __weft_foreign_child_self) */
+		__weft_proc.foreign_fork_parent_tid = fork_foreign_tid;
+		__weft_proc.foreign_fork_child = (pid_t)__weft_raw_syscall6(SYS_gettid, 0, 0, 0, 0, 0, 0);
 		return;
+	}
 	struct vp *vp = fork_vp;
 	after_fork_parent();
 	__weft_proc.fork_parent_tid = vp->tid;   /* the carrier forked */
