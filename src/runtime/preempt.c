@@ -33,8 +33,11 @@
  *      timers, choosing whether to switch, retuning the tick — happens
  *      there, on the mainline, at a point where the UT could have called
  *      sched_yield itself.
- * The handler writes only vp->async (its counters and retry_armed),
- * dispatch_pending and the interrupted context.  The tick timer is
+ * The handler writes only vp->async (its counters, retry_armed and
+ * unknown_pc), dispatch_pending and the interrupted context.  (A fake call
+ * from code no object of the table held sets dispatch_pending on the
+ * mainline too, when a rebuilt table protects that code: see
+ * late_code_protected.)  The tick timer is
  * programmed only by the mainline, the retry timer only by the handler, so
  * neither is ever raced.  Because Weft's text is one region that is never
  * interrupted midway, the runtime and the sync fast paths need no lock
@@ -63,6 +66,7 @@
 #include <linux/futex.h>
 
 #define MAX_RANGES 64
+#define MAX_KNOWN 256
 #define MAX_RAS 32
 #define MIN_SLICE_NS 10000ull
 #define SLICE_COST_FACTOR 4
@@ -76,11 +80,21 @@ struct range {
 };
 
 /* A published table: filled completely, then made current by one release
- * store; never modified or freed afterwards (a few hundred bytes per load
- * of new libraries). */
+ * store; never modified or freed afterwards (about 5 KiB per scan that
+ * found new libraries: a signal handler may be reading the old one). */
 struct range_table {
 	unsigned n, nweft;            /* r[0..nweft) is Weft's own text */
 	struct range r[MAX_RANGES];
+	/* The executable segments of every object loaded at the scan,
+	 * protected or not (the program's own included): a PC in none of
+	 * them is in code loaded since (glibc loads libgcc_s itself for
+	 * backtrace and for unwinding, NSS and iconv modules, past Weft's
+	 * dlopen wrapper) or in code no object holds (a JIT's).  Only
+	 * complete when all fitted (known_all); a table without it never
+	 * calls a PC unknown. */
+	unsigned nknown;
+	bool known_all;
+	struct range known[MAX_KNOWN];
 };
 static struct range_table *volatile ranges;
 static unsigned long long ranges_adds = ~0ull;    /* dl_iterate_phdr generation seen */
@@ -152,12 +166,22 @@ static void add_range(struct range_table *t, uintptr_t lo, uintptr_t hi)
 
 /* The program's PLT stubs: a statically linked Weft calls libc through
  * them, in the middle of its own work.  Read from the program's section
- * headers (mainline, once per table). */
+ * headers (mainline, once per table), into the heap: a rebuild may run on
+ * a UT's stack (a fake call's, late_code_protected), which may be 16 KiB,
+ * and the headers and their names were 36 KiB of frame. */
 static void add_program_plt(struct range_table *t)
 {
-	int fd = (int)__weft_kopen("/proc/self/exe", O_RDONLY | O_CLOEXEC, 0);
-	if (fd < 0)
+	struct plt_scratch {
+		ElfW(Shdr) sh[512];
+		char names[4096];
+	} *x = malloc(sizeof *x);
+	if (!x)
 		return;
+	int fd = (int)__weft_kopen("/proc/self/exe", O_RDONLY | O_CLOEXEC, 0);
+	if (fd < 0) {
+		free(x);
+		return;
+	}
 	ElfW(Ehdr) eh;
 	uintptr_t base = 0;
 	for (struct link_map *m = _r_debug.r_map; m; m = m->l_next)
@@ -167,13 +191,13 @@ static void add_program_plt(struct range_table *t)
 		}
 	if (__weft_kpread(fd, &eh, sizeof eh, 0) == (long)sizeof eh && eh.e_shentsize == sizeof(ElfW(Shdr)) &&
 	    eh.e_shnum < 512) {
-		ElfW(Shdr) sh[512];
+		ElfW(Shdr) *sh = x->sh;
 		size_t len = (size_t)eh.e_shnum * sizeof sh[0];
 		ElfW(Shdr) strsec;
 		if (__weft_kpread(fd, sh, len, (long)eh.e_shoff) == (long)len && eh.e_shstrndx < eh.e_shnum) {
 			strsec = sh[eh.e_shstrndx];
-			char names[4096];
-			size_t nlen = strsec.sh_size < sizeof names - 1 ? strsec.sh_size : sizeof names - 1;
+			char *names = x->names;
+			size_t nlen = strsec.sh_size < sizeof x->names - 1 ? strsec.sh_size : sizeof x->names - 1;
 			if (__weft_kpread(fd, names, nlen, (long)strsec.sh_offset) == (long)nlen) {
 				names[nlen] = 0;
 				for (int i = 0; i < eh.e_shnum; i++) {
@@ -188,6 +212,23 @@ static void add_program_plt(struct range_table *t)
 		}
 	}
 	__weft_kclose(fd);
+	free(x);
+}
+
+static void add_known(struct range_table *t, const struct dl_phdr_info *info)
+{
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+			continue;
+		if (t->nknown == MAX_KNOWN) {
+			t->known_all = false;
+			return;
+		}
+		t->known[t->nknown].lo = info->dlpi_addr + ph->p_vaddr;
+		t->known[t->nknown].hi = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
+		t->nknown++;
+	}
 }
 
 static void add_text(struct range_table *t, const struct dl_phdr_info *info)
@@ -213,6 +254,7 @@ static int add_object(struct dl_phdr_info *info, size_t size, void *arg)
 			add_text(sc->table, info);
 		return 0;
 	}
+	add_known(sc->table, info);
 	if (weft)
 		return 0;
 	bool protect = false;
@@ -276,6 +318,7 @@ static void refresh_ranges(void)
 	}
 	next->nweft = next->n;
 	sc.weft_pass = false;
+	next->known_all = true;
 	dl_iterate_phdr(add_object, &sc);
 	__atomic_store_n(&ranges, next, __ATOMIC_RELEASE);
 	ranges_adds = adds;
@@ -285,6 +328,19 @@ static void refresh_ranges(void)
 void __weft_preempt_modules_changed(void)
 {
 	refresh_ranges();
+}
+
+/* pc lies in code the table has no object for (above): loaded since the
+ * scan, or a JIT's.  The tick handler asks, after the protected test. */
+static bool pc_unknown(uintptr_t pc)
+{
+	const struct range_table *t = __atomic_load_n(&ranges, __ATOMIC_ACQUIRE);
+	if (!t || !t->known_all)
+		return false;
+	for (unsigned i = 0; i < t->nknown; i++)
+		if (pc >= t->known[i].lo && pc < t->known[i].hi)
+			return false;
+	return true;
 }
 
 bool __weft_pc_protected(uintptr_t pc)
@@ -648,6 +704,14 @@ static void on_tick(int sig, siginfo_t *si, void *ucv)
 		goto out;
 	}
 	vp->async.fake_calls++;
+	/* code loaded since the scan may be a protected library's: the
+	 * trampoline looks again with a new table before it switches, and
+	 * defers if it is (late_code_protected); the retry such a deferral
+	 * needs is armed here, where the retry timer is programmed (one that
+	 * finds the deferral did not happen is dropped, above) */
+	vp->async.unknown_pc = pc_unknown(pc) ? pc : 0;
+	if (unlikely(vp->async.unknown_pc))
+		arm_retry(vp);
 	__weft_arch_fake_call(uc);
 out:
 	errno = saved_errno;
@@ -929,11 +993,46 @@ void __weft_preempted(void)
 	retune_tick(__weft_vp());
 }
 
+/*
+ * The tick interrupted code outside every object the table knew (pc_unknown):
+ * a library loaded since the scan without Weft's dlopen wrapper — glibc
+ * loads libgcc_s itself for backtrace and for the unwinder, and NSS and
+ * iconv modules — or code no object holds (a JIT's).  Before it switches,
+ * the fake call has the table rebuilt (refresh_ranges: only if objects
+ * were loaded; on the mainline, outside Weft's calls, so under M:N without
+ * the runtime lock, as its lock order asks) and asks again: a PC in a
+ * protected library now is a deferral like the handler's — dispatch_pending,
+ * and a retry — and the UT resumes where it was; otherwise it is the
+ * program's code and the preemption goes on.  Before, such a library was
+ * only protected from the next rebuild (M:1: when slicing next started),
+ * and the tick could switch a UT out inside it.
+ * unknown_pc: written by the tick handler on the carrier just before its
+ * fake call; read and cleared here by that kernel thread's fake call, on
+ * the VP (the caller tests WHERE_VP: a kernel thread sent home by
+ * away_tick reads another carrier's word and leaves it).  The retry timer
+ * stays the handler's: it armed one with the fake call.  dispatch_pending
+ * is set here as the handler sets it (a tick meanwhile may set it too;
+ * the mainline clears it as it acts).
+ */
+static __attribute__((noinline)) bool late_code_protected(struct vp *vp)
+{
+	uintptr_t pc = vp->async.unknown_pc;
+	vp->async.unknown_pc = 0;
+	refresh_ranges();
+	if (!__weft_pc_protected(pc))
+		return false;
+	vp->dispatch_pending = 1;         /* as the handler defers (its retry is armed) */
+	return true;
+}
+
 /* The trampoline's return into the interrupted UT: the same work as the
  * epilogue of a Weft call (deferred signals, asynchronous cancel). */
 void __weft_preempt_trampoline_body(void) HIDDEN;
 void __weft_preempt_trampoline_body(void)
 {
+	struct vp *vp0 = __weft_vp();
+	if (unlikely(vp0->async.unknown_pc) && __weft_where(vp0) == WHERE_VP && late_code_protected(vp0))
+		return;
 	/* an entry like any other: a kernel thread away from the VP (sent by
 	 * away_tick) goes home here and comes back on the VP */
 	if (!__weft_enter())

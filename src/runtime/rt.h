@@ -371,6 +371,11 @@ struct vp_async {
 	volatile uint64_t ras_rollbacks;  /* restartable sequences restarted */
 	volatile uint64_t caught;         /* program signals the dispatcher saw */
 	volatile uint8_t retry_armed;     /* the retry timer is running (handler-owned) */
+	/* the PC a fake call interrupted, when it lay in code the range table
+	 * had no object for; else 0.  Written by the tick handler just before
+	 * its fake call, read and cleared by that fake call's trampoline on
+	 * the same kernel thread (preempt.c, late_code_protected). */
+	volatile uintptr_t unknown_pc;
 };
 
 /*
@@ -557,8 +562,10 @@ struct vp {
 					   * its last look?", monitor.c, retirement), and
 					   * writes takeovers while it holds the VP */
 	/* ---- the exit hook: work for the epilogue, tested with one load ----
-	 * dispatch_pending: set by the tick and by switch points that had to
-	 * decline (noswitch); cleared by the mainline *before* it acts, so a tick
+	 * dispatch_pending: set by the tick, by switch points that had to
+	 * decline (noswitch) and by a fake call that found its PC in a library
+	 * loaded since the range table's scan (preempt.c,
+	 * late_code_protected); cleared by the mainline *before* it acts, so a tick
 	 * that sets it again meanwhile is acted on next time, never lost.
 	 * signals: set by the dispatcher for every program signal it takes
 	 * (deferred or run), cleared by the mainline (signal.c).
