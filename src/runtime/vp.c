@@ -129,7 +129,7 @@ static bool fork_shared;
  * by the forking thread, between its prepare and its parent or child
  * handler (glibc holds its fork lock meanwhile). */
 static bool fork_foreign;
-static pid_t fork_foreign_tid;        /* that thread's tid (its child names it) */
+static pid_t fork_tid;                /* the forking thread's (a foreign fork's child names it) */
 
 static void fork_tp_load(void *tp)
 {
@@ -181,8 +181,8 @@ static void before_fork(void)
 	__weft_ensure();
 	struct vp *vp = __weft_vp();
 	struct kt *k = vp->carrier;
-	fork_foreign_tid = (pid_t)__weft_raw_syscall6(SYS_gettid, 0, 0, 0, 0, 0, 0);
-	fork_foreign = !k || __atomic_load_n(&vp->tid, __ATOMIC_ACQUIRE) != fork_foreign_tid;
+	fork_tid = (pid_t)__weft_raw_syscall6(SYS_gettid, 0, 0, 0, 0, 0, 0);
+	fork_foreign = !k || __atomic_load_n(&vp->tid, __ATOMIC_ACQUIRE) != fork_tid;
 	if (fork_foreign)
 		return;
 	fork_vp = vp;
@@ -206,7 +206,7 @@ static void after_fork_child(void)
 		/* the child's one kernel thread keeps the forking thread's
 		 * per-kernel-thread key values (sync/key.c) and handle
 		 * (guest.c, __weft_foreign_child_self) */
-		__weft_proc.foreign_fork_parent_tid = fork_foreign_tid;
+		__weft_proc.foreign_fork_parent_tid = fork_tid;
 		__weft_proc.foreign_fork_child = (pid_t)__weft_raw_syscall6(SYS_gettid, 0, 0, 0, 0, 0, 0);
 		return;
 	}

@@ -97,8 +97,6 @@ static inline uint64_t kt_tag(pid_t tid, pthread_key_t key)
 	return (uint64_t)(uint32_t)tid << 32 | (uint64_t)(key + 1);
 }
 
-static KT_PATH struct kt_value *kt_find(uint64_t tag, bool claim);
-
 /* The caller's entry for key, claimed if `claim` (NULL: none, or the
  * table is full). */
 static KT_PATH struct kt_value *kt_entry(pthread_key_t key, bool claim)
@@ -116,13 +114,7 @@ static KT_PATH struct kt_value *kt_entry(pthread_key_t key, bool claim)
 	 * the test stays, as any block from glibc's cache may hold a word) */
 	if (!tid || __atomic_load_n(&__weft_kt_word_shared, __ATOMIC_RELAXED) || __weft_kt_in_birth())
 		tid = (pid_t)__weft_raw_syscall6(SYS_gettid, 0, 0, 0, 0, 0, 0);
-	return kt_find(kt_tag(tid, key), claim);
-}
-
-/* The entry tagged `tag`, claimed if `claim` (NULL: none, or the table is
- * full). */
-static KT_PATH struct kt_value *kt_find(uint64_t tag, bool claim)
-{
+	uint64_t tag = kt_tag(tid, key);
 	uint32_t h = (uint32_t)((tag * 0x9e3779b97f4a7c15ull) >> 40) % KT_VALUES;
 	for (uint32_t n = 0; n < KT_VALUES; n++, h = (h + 1) % KT_VALUES) {
 		struct kt_value *e = &kt_values[h];
@@ -151,13 +143,16 @@ static KT_PATH struct kt_value *kt_find(uint64_t tag, bool claim)
  * such a child's thread at its _exit (a no-return call), asked
  * pthread_getattr_np for its stack instead and died (its CHECK, or SIGSEGV
  * on the bounds it got): guest_fork, whenever the forking thread's word
- * was clear or a kernel thread was being born at the fork.  Any other kernel thread of the child is new: it reads NULL
- * until it sets its own, as in any process.  Asking the tid says which,
+ * was clear or a kernel thread was being born at the fork.  Any other
+ * kernel thread of the child is new: it reads NULL until it sets its own,
+ * as in any process.  Asking the tid says which,
  * where "in its birth" (the one other test) names only one thread being
  * born at a time (kts.birth), and a child may make two at once (its VPs
  * again, its monitor). */
 static KT_PATH struct kt_value *kt_forked(pthread_key_t key)
 {
+	if (!__weft_proc.fork_parent_tid && !__weft_proc.foreign_fork_parent_tid)
+		return NULL;                  /* no fork's child: no system call */
 	pid_t me = (pid_t)__weft_raw_syscall6(SYS_gettid, 0, 0, 0, 0, 0, 0);
 	pid_t parent;
 	if (__weft_proc.fork_parent_tid && me == __weft_proc.pid)
