@@ -40,7 +40,9 @@ static void on_usr1(int sig)
 static void on_usr1_waits(int sig)
 {
 	(void)sig;
-	in_handler++;
+	/* atomic: the two waiters' handlers may run at once on different VPs
+	 * (WEFT_VPS=2), and a lost increment leaves main waiting for 2 */
+	__atomic_fetch_add(&in_handler, 1, __ATOMIC_RELAXED);
 	while (!released)
 		sched_yield();
 }
@@ -68,7 +70,8 @@ static void set_handler(void (*h)(int))
 /* Wait (generously bounded) until *v reaches n, yielding. */
 static void wait_for(volatile int *v, int n)
 {
-	for (int64_t end = test_now_ns() + 10000000000ll; *v < n; sched_yield())
+	int64_t end = test_now_ns() + 10000000000ll;
+	for (; __atomic_load_n(v, __ATOMIC_RELAXED) < n; sched_yield())
 		CHECK(test_now_ns() < end);
 }
 

@@ -25,7 +25,11 @@
 #define WORDS 48
 
 static sem_t go;
-static volatile int parked, intact[NUTS];
+/* Counted with atomic adds: under WEFT_VPS=2 UTs of different run stacks
+ * park at once on different VPs, and a lost increment would leave main
+ * waiting for NUTS for good. */
+static int parked;
+static volatile int intact[NUTS];
 
 __attribute__((noinline)) void debugger_stop(void)
 {
@@ -41,7 +45,7 @@ __attribute__((noinline)) static int level(int index, int depth)
 	if (depth < 3) {
 		ok = level(index, depth + 1);
 	} else {
-		parked++;
+		__atomic_fetch_add(&parked, 1, __ATOMIC_RELAXED);
 		sem_wait(&go);
 		ok = 1;
 	}
@@ -70,7 +74,7 @@ int main(int argc, char **argv)
 	for (long i = 0; i < NUTS; i++)
 		if (pthread_create(&t[i], &a, park_copy, (void *)i) != 0)
 			return 2;
-	while (parked < NUTS)
+	while (__atomic_load_n(&parked, __ATOMIC_RELAXED) < NUTS)
 		sched_yield();
 	if (strcmp(mode, "attach") == 0) {
 		printf("%d\n", (int)getpid());
