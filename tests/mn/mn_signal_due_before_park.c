@@ -19,8 +19,9 @@
  * memsets) or at its start, which then ends with EINTR.  Before the fix
  * every round under two VPs ran the handler at the timeout.  With two VPs
  * the rounds that end with EINTR must be most of them (the case is
- * exercised); with one VP, B runs only when A is preempted, and A takes
- * the signal at its switch-in, before the wait (3 rounds).
+ * exercised); with one VP, B runs only when A is preempted (in its own
+ * short spin between memsets), and A takes the signal at its switch-in,
+ * before the wait (3 rounds).
  */
 #include "mn_test.h"
 
@@ -55,8 +56,16 @@ static void *waiter(void *arg)
 	for (int r = 0; r < rounds; r++) {
 		long before = __atomic_load_n(&handled, __ATOMIC_RELAXED);
 		in_libc = 1;
-		while (!sent)
+		while (!sent) {
 			memset(buf, r, BUF);
+			/* a few µs of the program's own code between memsets:
+			 * with one VP the tick must find A there to let B run,
+			 * and a call and a loop test alone are a window of
+			 * nanoseconds against 100-odd µs of memset (on an AVX-512
+			 * machine the retries never met it: B never ran) */
+			for (volatile int i = 0; i < 2000; i++) {
+			}
+		}
 		in_libc = 0;
 		sent = 0;
 		int64_t t0 = test_now_ns();
