@@ -21,11 +21,10 @@
  * backtrace, where it is not loaded at start (the release build; the
  * sanitizers' runtimes load it before main).
  */
-#include "check.h"
+#include "late_library.h"
 
 #include <dlfcn.h>
 #include <execinfo.h>
-#include <iconv.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <sys/mman.h>
@@ -34,12 +33,8 @@
 #ifndef SPIN
 #define SPIN 100000
 #endif
-#define BUF (32 << 10)
 
 static atomic_int stop;
-static volatile int inside;            /* the converter is in the library's call */
-static volatile unsigned long progress; /* the converter's rounds */
-static char in[BUF], out[BUF];
 enum work { ICONV, BACKTRACE, JIT };
 static enum work work;
 static void (*jit_spin)(long);          /* code in no object: a JIT's */
@@ -50,33 +45,22 @@ static void spin_own(void)
 	}
 }
 
-static void one_conversion(iconv_t cd)
-{
-	char *ip = in, *op = out;
-	size_t il = sizeof in, ol = sizeof out;
-	inside = 1;
-	size_t r = iconv(cd, &ip, &il, &op, &ol);
-	inside = 0;
-	CHECK(r != (size_t)-1);
-	CHECK_EQ(il, 0);
-}
-
 static void one_backtrace(void)
 {
 	void *frames[32];
 	int n = 0;
-	inside = 1;
+	late_inside = 1;
 	for (int i = 0; i < 50; i++)
 		n = backtrace(frames, 32);
-	inside = 0;
+	late_inside = 0;
 	CHECK(n > 0);
 }
 
 static void one_jit_spin(void)
 {
-	inside = 1;
+	late_inside = 1;
 	jit_spin(2000000);
-	inside = 0;
+	late_inside = 0;
 }
 
 static void *converter(void *arg)
@@ -93,41 +77,30 @@ static void *converter(void *arg)
 		else if (work == JIT)
 			one_jit_spin();
 		else
-			one_conversion(cd);
-		progress++;
+			late_convert(cd);
+		late_progress++;
 		spin_own();
-		progress++;
+		late_progress++;
 	}
 	if (work == ICONV)
 		iconv_close(cd);
 	return NULL;
 }
 
-struct seen {
-	long handbacks, inside;
-};
-
 static void *spinner(void *arg)
 {
-	struct seen *s = arg;
-	unsigned long last = progress;
-	while (!atomic_load(&stop)) {
-		unsigned long p = progress;
-		if (p != last) {               /* the converter ran and was switched out */
-			last = p;
-			s->handbacks++;
-			if (inside)
-				s->inside++;
-		}
-	}
+	struct late_seen *s = arg;
+	unsigned long last = late_progress;
+	while (!atomic_load(&stop))
+		late_look(s, &last);
 	return NULL;
 }
 
-static struct seen run_phase(enum work w)
+static struct late_seen run_phase(enum work w)
 {
 	work = w;
 	atomic_store(&stop, 0);
-	struct seen s = { 0, 0 };
+	struct late_seen s = { 0, 0 };
 	pthread_t sp, cv;
 	CHECK_OK(pthread_create(&sp, NULL, spinner, &s));
 	sched_yield();                         /* the spinner runs: slicing has started */
@@ -152,7 +125,7 @@ static struct seen run_phase(enum work w)
 
 static bool verbose;                    /* -v: print each phase's counts */
 
-static void check_phase(const char *what, struct seen s)
+static void check_phase(const char *what, struct late_seen s)
 {
 	bool bad = s.handbacks < 20 || s.inside * 10 > s.handbacks;
 	if (bad || verbose)
@@ -165,17 +138,7 @@ static void check_phase(const char *what, struct seen s)
 int main(int argc, char **argv)
 {
 	verbose = argc > 1 && strcmp(argv[1], "-v") == 0;
-	/* UTF-8 text with Latin-2 letters (ą ę ł ó ś ź ż) */
-	static const char word[] = "za\xc5\xbc\xc3\xb3\xc5\x82\xc4\x87 g\xc4\x99\xc5\x9bl\xc4\x85 ja\xc5\xba\xc5\x84 ";
-	size_t w = sizeof word - 1;
-	size_t n = 0;
-	while (n + w <= sizeof in / 2) {
-		memcpy(in + n, word, w);
-		n += w;
-	}
-	memset(in + n, 'a', sizeof in - n);   /* the rest plain ASCII */
-	const char *np = getenv("WEFT_NOPREEMPT");
-	CHECK(np && strstr(np, "ISO8859-2"));    /* the test's set-up (CMakeLists.txt) */
+	late_setup();
 
 	check_phase("ISO8859-2", run_phase(ICONV));
 	if (!dlopen("libgcc_s.so.1", RTLD_NOLOAD | RTLD_NOW))
@@ -194,7 +157,7 @@ int main(int argc, char **argv)
 	memcpy(page, loop, sizeof loop);
 	CHECK_OK(mprotect(page, 4096, PROT_READ | PROT_EXEC));
 	jit_spin = (void (*)(long))page;
-	struct seen j = run_phase(JIT);
+	struct late_seen j = run_phase(JIT);
 	if (verbose || j.handbacks < 20 || j.inside * 2 < j.handbacks) {
 		fprintf(stderr, "JIT: %ld hand-backs, %ld with the spinner in the anonymous code\n", j.handbacks,
 			j.inside);

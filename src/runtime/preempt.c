@@ -331,8 +331,10 @@ void __weft_preempt_modules_changed(void)
 }
 
 /* pc lies in code the table has no object for (above): loaded since the
- * scan, or a JIT's.  The tick handler asks, after the protected test. */
-static bool pc_unknown(uintptr_t pc)
+ * scan, or a JIT's.  The tick handler asks, after the protected test;
+ * signal delivery too (signal.c: a handler there may not switch).
+ * Published like __weft_pc_protected: safe from any handler. */
+bool __weft_pc_unknown(uintptr_t pc)
 {
 	const struct range_table *t = __atomic_load_n(&ranges, __ATOMIC_ACQUIRE);
 	if (!t || !t->known_all)
@@ -537,6 +539,9 @@ static void away_tick(pid_t me, ucontext_t *uc, const siginfo_t *si)
 			arm_retry_kt(&k->timers, slice_floor_ns ? slice_floor_ns : MIN_SLICE_NS);
 		return;
 	}
+	/* code in no object the table knew: the fake call asks again once
+	 * the table is rebuilt (away_late_code_protected) */
+	k->timers.unknown_pc = __weft_pc_unknown(pc) ? pc : 0;
 	__weft_arch_fake_call(uc);
 }
 
@@ -709,7 +714,7 @@ static void on_tick(int sig, siginfo_t *si, void *ucv)
 	 * defers if it is (late_code_protected); the retry such a deferral
 	 * needs is armed here, where the retry timer is programmed (one that
 	 * finds the deferral did not happen is dropped, above) */
-	vp->async.unknown_pc = pc_unknown(pc) ? pc : 0;
+	vp->async.unknown_pc = __weft_pc_unknown(pc) ? pc : 0;
 	if (unlikely(vp->async.unknown_pc))
 		arm_retry(vp);
 	__weft_arch_fake_call(uc);
@@ -994,7 +999,7 @@ void __weft_preempted(void)
 }
 
 /*
- * The tick interrupted code outside every object the table knew (pc_unknown):
+ * The tick interrupted code outside every object the table knew (__weft_pc_unknown):
  * a library loaded since the scan without Weft's dlopen wrapper — glibc
  * loads libgcc_s itself for backtrace and for the unwinder, and NSS and
  * iconv modules — or code no object holds (a JIT's).  Before it switches,
@@ -1025,13 +1030,36 @@ static __attribute__((noinline)) bool late_code_protected(struct vp *vp)
 	return true;
 }
 
+/* The same for a kernel thread away from the VP (away_tick): a library
+ * loaded since the scan, protected once the table knows it, is no place to
+ * go home from (home, the UT may be switched out inside it).  Its own retry
+ * timer tries again, as away_tick's over protected code.  Finds its kt by
+ * tid: a system call, on a path (going home) that makes several. */
+static __attribute__((noinline)) bool away_late_code_protected(void)
+{
+	pid_t me = (pid_t)__weft_raw_syscall6(SYS_gettid, 0, 0, 0, 0, 0, 0);
+	struct kt *k = __weft_kt_by_tid(me);
+	if (!k || !k->timers.unknown_pc)
+		return false;
+	uintptr_t pc = k->timers.unknown_pc;
+	k->timers.unknown_pc = 0;
+	refresh_ranges();
+	if (!__weft_pc_protected(pc))
+		return false;
+	arm_retry_kt(&k->timers, slice_floor_ns ? slice_floor_ns : MIN_SLICE_NS);
+	return true;
+}
+
 /* The trampoline's return into the interrupted UT: the same work as the
  * epilogue of a Weft call (deferred signals, asynchronous cancel). */
 void __weft_preempt_trampoline_body(void) HIDDEN;
 void __weft_preempt_trampoline_body(void)
 {
 	struct vp *vp0 = __weft_vp();
-	if (unlikely(vp0->async.unknown_pc) && __weft_where(vp0) == WHERE_VP && late_code_protected(vp0))
+	enum weft_where w = __weft_where(vp0);
+	if (unlikely(vp0->async.unknown_pc) && w == WHERE_VP && late_code_protected(vp0))
+		return;
+	if (unlikely(w == WHERE_AWAY) && away_late_code_protected())
 		return;
 	/* an entry like any other: a kernel thread away from the VP (sent by
 	 * away_tick) goes home here and comes back on the VP */

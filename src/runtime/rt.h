@@ -1382,6 +1382,12 @@ void __weft_preempted(void) HIDDEN;
 /* Is pc in code the tick must never interrupt (Weft, libc, ld.so, ...)?
  * Published: safe from any handler. */
 bool __weft_pc_protected(uintptr_t pc) HIDDEN;
+/* Is pc in no object the range table knows (a library loaded since its
+ * last rebuild, past Weft's dlopen wrapper, or a JIT's code)?  Such code
+ * may be a protected library's: the tick rebuilds the table before it
+ * switches there (preempt.c, late_code_protected); signal delivery lets no
+ * handler switch over it (signal.c).  Published: safe from any handler. */
+bool __weft_pc_unknown(uintptr_t pc) HIDDEN;
 /* Is pc in Weft's own text? */
 bool __weft_pc_in_weft(uintptr_t pc) HIDDEN;
 /* weft_timeslice_set for the runtime's own use. */
@@ -2081,6 +2087,10 @@ struct kt_timers {
 	timer_t tick, retry;
 	bool made;
 	volatile uint8_t retry_armed;     /* async: written by its tick handler */
+	/* its tick handler, away, fake-called from code in no object the
+	 * range table knew (preempt.c, away_tick); read and cleared by the
+	 * fake call on the same kernel thread (away_late_code_protected) */
+	volatile uintptr_t unknown_pc;
 	int64_t first;                    /* when the tick fires first (ns) */
 	uint64_t interval;                /* then every this many ns (0: one-shot) */
 };

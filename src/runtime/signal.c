@@ -311,11 +311,18 @@ static void dispatch(int sig, siginfo_t *si, void *ucv)
 		defer(vp, sig, si);
 	} else {
 		/* the runtime's state is whole: route it now (sigdeliver.c); a
-		 * handler that runs over protected code may not switch.  M:N:
+		 * handler that runs over protected code may not switch, nor
+		 * over code in no object the range table knows: a library
+		 * glibc loaded itself since the table was built (libgcc_s, a
+		 * gconv or NSS module) may be one the program named protected,
+		 * and the handler cannot rebuild the table (the loader's lock);
+		 * a JIT's code is the cost, its handlers run without switching
+		 * (preempt.c's tick rebuilds the table and learns).  M:N:
 		 * routing takes the runtime lock (never held by this kernel
 		 * thread here: in_weft is clear), which the program's handler
 		 * lets go while it runs (sigdeliver.c, run_handler) */
-		bool ns = __weft_pc_protected(pc) || __weft_noswitch_at(vp, sp);
+		bool ns = __weft_pc_protected(pc) || __weft_noswitch_at(vp, sp) ||
+			  __weft_pc_unknown(pc);
 		struct vp_noswitch saved;
 		if (__weft_mn) {
 			/* Over libc's code the interrupted UT may hold one of
