@@ -97,6 +97,33 @@ struct range_table {
 	struct range known[MAX_KNOWN];
 };
 static struct range_table *volatile ranges;
+/*
+ * Readers inside a table now (__weft_pc_unknown, __weft_pc_protected,
+ * __weft_pc_in_weft: signal handlers on any kernel thread, the monitor).
+ * A reader counts itself in, then loads `ranges`; it reads nothing of the
+ * table after it counts itself out.  The rebuilder publishes the new
+ * table, then waits until it sees no reader at all, and frees the old one:
+ * both sides sequentially consistent, so a reader whose count the
+ * rebuilder did not see loads the new table (its load follows the store in
+ * the one order), and one it did see is gone once the count reads 0.  A
+ * reader is a bounded loop over at most MAX_KNOWN entries that neither
+ * blocks nor calls out; one on the rebuilder's own kernel thread (a
+ * handler that interrupts the wait) ends before the wait goes on.  Before,
+ * no table was ever freed: ~5 KiB per load a program made (a plugin
+ * loaded and unloaded in a loop grew without bound).
+ */
+static uint32_t range_readers;
+
+static inline const struct range_table *ranges_enter(void)
+{
+	__atomic_add_fetch(&range_readers, 1, __ATOMIC_SEQ_CST);
+	return __atomic_load_n(&ranges, __ATOMIC_SEQ_CST);
+}
+
+static inline void ranges_leave(void)
+{
+	__atomic_sub_fetch(&range_readers, 1, __ATOMIC_RELEASE);
+}
 static unsigned long long ranges_adds = ~0ull;    /* dl_iterate_phdr generation seen */
 
 /* Restartable sequences: entries are written before nras counts them. */
@@ -291,8 +318,9 @@ static int count_adds(struct dl_phdr_info *info, size_t size, void *arg)
  * the process with it.  So under M:N the table is rebuilt by the dlopen
  * wrappers (__weft_preempt_modules_changed, outside every Weft lock) and
  * not when the tick is armed.  refresh_lock serialises rebuilders (two
- * UTs' dlopens on two VPs); the table itself is published by the release
- * store below and read by signal handlers (__weft_pc_protected). */
+ * UTs' dlopens on two VPs); the table itself is published by the store
+ * below and read by signal handlers (__weft_pc_protected), and the old one
+ * freed once no reader is inside a table (range_readers, above). */
 static uint32_t refresh_lock;
 
 static void refresh_ranges(void)
@@ -320,8 +348,14 @@ static void refresh_ranges(void)
 	sc.weft_pass = false;
 	next->known_all = true;
 	dl_iterate_phdr(add_object, &sc);
-	__atomic_store_n(&ranges, next, __ATOMIC_RELEASE);
+	struct range_table *old = ranges;
+	__atomic_store_n(&ranges, next, __ATOMIC_SEQ_CST);
 	ranges_adds = adds;
+	if (old) {
+		while (__atomic_load_n(&range_readers, __ATOMIC_SEQ_CST))
+			__builtin_ia32_pause();
+		free(old);
+	}
 	__atomic_store_n(&refresh_lock, 0, __ATOMIC_RELEASE);
 }
 
@@ -336,37 +370,37 @@ void __weft_preempt_modules_changed(void)
  * Published like __weft_pc_protected: safe from any handler. */
 bool __weft_pc_unknown(uintptr_t pc)
 {
-	const struct range_table *t = __atomic_load_n(&ranges, __ATOMIC_ACQUIRE);
-	if (!t || !t->known_all)
-		return false;
-	for (unsigned i = 0; i < t->nknown; i++)
+	const struct range_table *t = ranges_enter();
+	bool unknown = t && t->known_all;
+	for (unsigned i = 0; unknown && i < t->nknown; i++)
 		if (pc >= t->known[i].lo && pc < t->known[i].hi)
-			return false;
-	return true;
+			unknown = false;
+	ranges_leave();
+	return unknown;
 }
 
 bool __weft_pc_protected(uintptr_t pc)
 {
-	const struct range_table *t = __atomic_load_n(&ranges, __ATOMIC_ACQUIRE);
-	if (!t)
-		return true;          /* not scanned yet: be safe */
-	for (unsigned i = 0; i < t->n; i++)
+	const struct range_table *t = ranges_enter();
+	bool protected = !t;          /* not scanned yet: be safe */
+	for (unsigned i = 0; !protected && i < t->n; i++)
 		if (pc >= t->r[i].lo && pc < t->r[i].hi)
-			return true;
-	return false;
+			protected = true;
+	ranges_leave();
+	return protected;
 }
 
 /* Before the first table exists (start-up), "no": signal.c then runs
  * handlers at once with switching off, as for libc. */
 bool __weft_pc_in_weft(uintptr_t pc)
 {
-	const struct range_table *t = __atomic_load_n(&ranges, __ATOMIC_ACQUIRE);
-	if (!t)
-		return false;
-	for (unsigned i = 0; i < t->nweft; i++)
+	const struct range_table *t = ranges_enter();
+	bool in = false;
+	for (unsigned i = 0; t && !in && i < t->nweft; i++)
 		if (pc >= t->r[i].lo && pc < t->r[i].hi)
-			return true;
-	return false;
+			in = true;
+	ranges_leave();
+	return in;
 }
 
 int __weft_tick_signal(void) { return slicing_possible ? tick_signal : 0; }
@@ -816,6 +850,11 @@ void __weft_preempt_after_fork(void)
 	tt->retry_armed = 0;
 	tt->first = INT64_MAX;
 	vp->tick_mode = TICK_OFF;
+	/* readers and a rebuilder on the parent's other kernel threads are
+	 * gone (the forking thread is neither: fork is no call of theirs);
+	 * their counts would make the child's next rebuild wait for good */
+	range_readers = 0;
+	refresh_lock = 0;
 }
 
 /* This kernel thread has just been handed the VP (kthread.c): make its
