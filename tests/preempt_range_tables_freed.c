@@ -17,7 +17,9 @@
 #include <malloc.h>
 #include <stdatomic.h>
 #if defined(WEFT_TEST_SANITIZE) || defined(WEFT_TEST_TSAN)
-#include <sanitizer/allocator_interface.h>
+/* the sanitizer runtimes' count of live heap bytes (gcc installs no header
+ * that declares it: LLVM's sanitizer/allocator_interface.h does) */
+size_t __sanitizer_get_current_allocated_bytes(void);
 #endif
 
 #define LOADS 2000

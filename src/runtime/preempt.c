@@ -520,7 +520,11 @@ static bool stack_has_room(const struct ut *t, uintptr_t sp)
 	return sp <= (uintptr_t)ss.ss_sp || sp > (uintptr_t)ss.ss_sp + ss.ss_size;
 }
 
-static void arm_retry(struct vp *vp)
+/* for_signals: a retry for deferred signals alone uses the floor, not an
+ * eighth of the slice: a handler is owed now, and the UT is most likely
+ * back in its own code within a few µs (a 10 ms slice's 1.25 ms retries,
+ * each meeting the PC in libc's clock_gettime, kept one 93 ms late) */
+static void arm_retry_for(struct vp *vp, bool for_signals)
 {
 	(void)vp;
 	struct kt_timers *tt = timers();
@@ -528,13 +532,18 @@ static void arm_retry(struct vp *vp)
 		return;
 	/* soon, but never so soon that retries cost more than the work: a
 	 * long stay in libc would otherwise draw a tick every few µs */
-	uint64_t retry = slice_ns / 8 > slice_floor_ns ? slice_ns / 8 : slice_floor_ns;
+	uint64_t retry = !for_signals && slice_ns / 8 > slice_floor_ns ? slice_ns / 8 : slice_floor_ns;
 	if (retry < MIN_SLICE_NS)
 		retry = MIN_SLICE_NS;
 	struct itimerspec its;
 	itimer(&its, retry, 0);
 	if (ktimer_settime(tt->retry, 0, &its, NULL) == 0)
 		tt->retry_armed = 1;
+}
+
+static void arm_retry(struct vp *vp)
+{
+	arm_retry_for(vp, false);
 }
 
 /* Arm k's retry timer (k's own handler, or k going home: no carrier's). */
@@ -709,15 +718,23 @@ static void on_tick(int sig, siginfo_t *si, void *ucv)
 		goto out;
 	}
 	bool retry = si->si_value.sival_int == TIMER_RETRY;
+	/* a retry for deferred signals alone (signal.c, defer): it looks for
+	 * a safe point to deliver them at, and is no tick (it rotates nothing:
+	 * __weft_preempted rotates only when ticks moved) */
+	bool signals_only = false;
 	if (retry) {
 		timers()->retry_armed = 0;
 		/* a retry is only for a deferred tick not yet acted on; once
 		 * an epilogue has acted (and maybe switched), it would cut
 		 * the next UT's slice to a retry's length */
-		if (!vp->dispatch_pending)
-			goto out;
+		if (!vp->dispatch_pending) {
+			if (!vp->deferred.pending)
+				goto out;
+			signals_only = true;
+		}
 	}
-	vp->async.ticks++;
+	if (!signals_only)
+		vp->async.ticks++;
 	if (vp->idle)
 		goto out;              /* asleep in the idle loop: nothing runs */
 	if (vp->dispatch_pending)
@@ -725,12 +742,22 @@ static void on_tick(int sig, siginfo_t *si, void *ucv)
 	if (nras && ras_rollback(uc))
 		vp->async.ras_rollbacks++;
 	uintptr_t pc = __weft_arch_pc(uc), sp = __weft_arch_sp(uc);
+	/* deferred signals, outside Weft: back to the kernel, which hands
+	 * them to dispatch as sigreturn restores this context (signal.c) */
+	if (signals_only && !vp->in_weft && !__weft_pc_in_weft(pc) && __weft_sig_redispatch(vp, uc))
+		goto out;
 	/* in_weft: Weft's code is under way further up this stack, in a call
 	 * out to code that is neither Weft's nor libc's (its malloc reaching
 	 * jemalloc): a switch there would end the call's hold on the VP (and
 	 * under M:N the runtime lock) in its middle, as at any PC of Weft's */
 	if (__weft_pc_protected(pc) || vp->in_weft || __weft_noswitch_at(vp, sp) ||
 	    !stack_has_room(vp->cur, sp)) {
+		if (signals_only) {
+			/* not yet: look again soon (a Weft call's epilogue
+			 * may deliver them first; the retry then finds none) */
+			arm_retry_for(vp, true);
+			goto out;
+		}
 		vp->dispatch_pending = 1;
 		vp->async.deferrals++;
 		/* retry soon rather than a whole slice later.  While the tick is
@@ -857,12 +884,79 @@ void __weft_preempt_after_fork(void)
 	refresh_lock = 0;
 }
 
+/*
+ * Deferred signals need a retry too.  A signal that arrives while the PC is
+ * in Weft's text is deferred to the call's epilogue, and in the few
+ * instructions after the call's last look at exit_hook, before its return
+ * (in_weft still set, or cleared already; an M:1 fast path's end), that
+ * epilogue has been and will not come again: the UT
+ * goes on in its own code, the signal stays blocked in the kernel (signal.c,
+ * context_mask), and with slicing off (WEFT_TIMESLICE=0, one UT ready) no
+ * tick comes either.  A program that waited in a loop for its handler to
+ * set a flag then waited for good (signal_over_late_loaded_library, debug
+ * build, loaded: 36 runs in 40; signal_deferred_at_call_end).  So every
+ * deferral arms this kernel thread's retry timer; the retry, finding the
+ * PC outside Weft's text and no call under way, hands the signals back to
+ * the kernel, which delivers them to dispatch there (signal.c,
+ * __weft_sig_redispatch); else it tries again, or fakes a call at a safe
+ * point whose epilogue delivers (on_tick, signals_only).  The
+ * timers exist where slicing made them, and else once the program has
+ * installed a handler (signal_retry_wanted): by sigaction itself for the
+ * carrier of the caller's VP (under M:N every VP's carrier of the moment),
+ * and by each new carrier (__weft_preempt_carry).  Without timers (a forked child until
+ * its next slice or sigaction; a handler installed before start-up, until
+ * then) a deferred signal waits for the next epilogue, as before.
+ * Async: called from defer() in a handler on the carrier; reads the
+ * carrier's timers (published by `made`) and arms the retry.
+ */
+static bool signal_retry_wanted;
+
+void __weft_preempt_signal_deferred(struct vp *vp)
+{
+	if (slicing_possible)
+		arm_retry_for(vp, true);
+}
+
+void __weft_preempt_signals_installed(void)
+{
+	signal_retry_wanted = true;
+	if (!slicing_possible || !__weft_started)
+		return;
+	/* a Weft call of its own (sigaction is none): on the VP, under M:N
+	 * with the runtime lock, as slicing makes them (arm_slow) */
+	WEFT_CALL();
+	if (__weft_call.on_vp != 1)
+		return;
+	timers_ready(__weft_vp());
+	if (!__weft_mn)
+		return;
+	/* M:N: the other VPs' carriers of the moment (a UT migrates; the
+	 * VPs that start later, or change hands, make theirs when they carry:
+	 * __weft_preempt_carry).  Under the runtime lock, which a carrier's
+	 * own timers_ready and every change of carrier hold too; a carrier's
+	 * handler reads `made` (release: the timers are written before). */
+	for (unsigned i = 0; i < __weft_proc.nvps; i++) {
+		struct kt *k = __weft_vps[i].carrier;
+		struct kt_timers *tt = k ? &k->timers : NULL;
+		if (!tt || __atomic_load_n(&tt->made, __ATOMIC_ACQUIRE))
+			continue;
+		if (!make_timer(&tt->tick, TIMER_TICK, k->tid))
+			continue;
+		if (!make_timer(&tt->retry, TIMER_RETRY, k->tid)) {
+			ktimer_delete(tt->tick);
+			continue;
+		}
+		tt->first = INT64_MAX;
+		__atomic_store_n(&tt->made, true, __ATOMIC_RELEASE);
+	}
+}
+
 /* This kernel thread has just been handed the VP (kthread.c): make its
  * timers now, on the mainline, so that its handler can arm a retry. */
 void __weft_preempt_carry(void)
 {
 	struct vp *vp = __weft_vp();
-	if (slicing_possible && vp->preempt_on)
+	if (slicing_possible && (vp->preempt_on || signal_retry_wanted))
 		timers_ready(vp);
 }
 

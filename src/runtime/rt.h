@@ -1369,6 +1369,16 @@ static inline void __weft_preempt_arm(struct vp *vp)
 void __weft_preempt_kick_away(struct kt *k) HIDDEN;
 /* k, away, is going home: its retry timer is stopped. */
 void __weft_preempt_away_done(struct kt *k) HIDDEN;
+/* A signal was deferred with no Weft call under way (signal.c, defer): arm
+ * the carrier's retry, which delivers it at a safe point.  Async-safe. */
+void __weft_preempt_signal_deferred(struct vp *vp) HIDDEN;
+/* The retry, in its handler at a PC outside Weft with no call under way:
+ * hand the deferred signals back to the kernel for dispatch (signal.c).
+ * True when none is left deferred. */
+bool __weft_sig_redispatch(struct vp *vp, ucontext_t *uc) HIDDEN;
+/* The program installed a handler (signal.c): deferred signals will want
+ * the retry timer; make it where the caller carries the VP. */
+void __weft_preempt_signals_installed(void) HIDDEN;
 /* In a forked child: the parent's timers are gone; make new ones on use. */
 void __weft_preempt_after_fork(void) HIDDEN;
 /* No UT can run (each pass of the idle loop): stop the retry, and the tick

@@ -262,6 +262,12 @@ static void defer(struct vp *vp, int sig, const siginfo_t *si)
 		const struct weft_poller *poller = __atomic_load_n(&__weft_poller, __ATOMIC_ACQUIRE);
 		if (poller)
 			poller->wake(vp);
+	} else {
+		/* an epilogue may not come: the PC may be past the call's last
+		 * look at exit_hook, in_weft set or not, before its return.  A
+		 * retry hands it to dispatch outside Weft (preempt.c says why);
+		 * one that finds it delivered by an epilogue does nothing */
+		__weft_preempt_signal_deferred(vp);
 	}
 }
 
@@ -690,7 +696,10 @@ int __weft_sigaction(int sig, const struct sigaction *act, struct sigaction *old
 			return 0;            /* a sigwait may wait for it: the dispatcher stays */
 		return kernel_sigaction(sig, act, NULL);
 	}
-	return install_dispatcher(sig, act);
+	if (install_dispatcher(sig, act) != 0)
+		return -1;
+	__weft_preempt_signals_installed();
+	return 0;
 }
 
 /* ---- the dump signal ---------------------------------------------------- */
@@ -750,6 +759,44 @@ void __weft_signal_block_all(sigset_t *m)
 	for (int s = 1; s < NSIG_ALL; s++)
 		if (synchronous(s))
 			sigdelset(m, s);
+}
+
+/*
+ * The retry for deferred signals (preempt.c, on_tick), in its handler on
+ * the carrier, found the PC outside Weft's text with no Weft call under
+ * way: a signal arriving now would go to dispatch and be routed at once
+ * (over libc or the vDSO too, with switching off).  So each deferred one
+ * is handed back to the kernel: queued again to this kernel thread with
+ * its own siginfo, and unblocked in the context that sigreturn restores,
+ * where the kernel delivers it to dispatch.  Without this the retry could
+ * only fake a call at a PC in the program's own code, which a loop that
+ * lives in clock_gettime meets rarely: waits of ~1-8 ms against NPTL's
+ * 70 µs.  The kernel requeues a siginfo whose si_code is the kernel's or
+ * kill's (>= 0, or SI_TKILL) only to the caller's own tid when that is the
+ * process's: such a signal on another kernel thread stays deferred and the
+ * retry fakes a call for it.  True when nothing is left deferred.
+ * Async: the handler's mask blocks every signal, so no dispatch writes
+ * the record meanwhile; the mainline is not in __weft_signals_deliver
+ * (its PC would be in Weft's text).
+ */
+bool __weft_sig_redispatch(struct vp *vp, ucontext_t *uc)
+{
+	struct vp_deferred *d = &vp->deferred;
+	uint64_t pending = d->pending;
+	if (!pending)
+		return true;
+	long pid = __weft_raw_syscall6(SYS_getpid, 0, 0, 0, 0, 0, 0);
+	long tid = __weft_raw_syscall6(SYS_gettid, 0, 0, 0, 0, 0, 0);
+	for (int s = 1; s < NSIG_ALL; s++) {
+		uint64_t bit = 1ull << (s - 1);
+		if (!(pending & bit))
+			continue;
+		siginfo_t info = d->info[s - 1];
+		if (__weft_raw_syscall6(SYS_rt_tgsigqueueinfo, pid, tid, s, (long)&info, 0, 0) == 0)
+			d->pending &= ~bit;
+	}
+	context_mask(vp, uc);
+	return d->pending == 0;
 }
 
 long __weft_sigqueue_tid(pid_t tid, int sig, union sigval value)
