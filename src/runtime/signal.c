@@ -771,10 +771,10 @@ void __weft_signal_block_all(sigset_t *m)
  * where the kernel delivers it to dispatch.  Without this the retry could
  * only fake a call at a PC in the program's own code, which a loop that
  * lives in clock_gettime meets rarely: waits of ~1-8 ms against NPTL's
- * 70 µs.  The kernel requeues a siginfo whose si_code is the kernel's or
- * kill's (>= 0, or SI_TKILL) only to the caller's own tid when that is the
- * process's: such a signal on another kernel thread stays deferred and the
- * retry fakes a call for it.  True when nothing is left deferred.
+ * 70 µs.  The kernel takes any si_code (the kernel's, kill's) from a
+ * thread that queues to its own tid, as here; a signal it refuses (EAGAIN:
+ * the user's RLIMIT_SIGPENDING is full) stays deferred and the retry fakes
+ * a call for it.  True when nothing is left deferred.
  * Async: the handler's mask blocks every signal, so no dispatch writes
  * the record meanwhile; the mainline is not in __weft_signals_deliver
  * (its PC would be in Weft's text).
