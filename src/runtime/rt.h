@@ -399,6 +399,11 @@ struct vp_noswitch {
 struct vp_deferred {
 	volatile uint64_t pending;        /* bit s-1: signal s waits */
 	siginfo_t info[64];               /* its siginfo */
+	/* the carrier's mainline is setting its kernel mask (sigdeliver.c,
+	 * kset): a signal the new mask lets in arrives at that call's return,
+	 * in Weft's work, which goes on to an epilogue or the idle loop's
+	 * look; the dispatcher arms no retry for it (signal.c) */
+	volatile uint8_t in_kset;
 };
 
 /*

@@ -112,9 +112,13 @@ static long kmask(int how, const uint64_t *set, uint64_t *old)
 static void kset(struct vp *vp, uint64_t set)
 {
 	uint64_t all = ~0ull;
+	vp->deferred.in_kset = 1;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	kmask(SIG_BLOCK, &all, NULL);
 	set |= vp->deferred.pending;
 	kmask(SIG_SETMASK, &set, NULL);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	vp->deferred.in_kset = 0;
 }
 
 static uint64_t bits_of(const sigset_t *set)
