@@ -818,6 +818,25 @@ static void set_slice(uint64_t req)
 	slice_ns = req && req < slice_floor_ns ? slice_floor_ns : req;
 }
 
+/* k's tick and retry timers, both or neither (errno says why not); `made`
+ * published last, for k's handler may run on another kernel thread than
+ * the maker (__weft_preempt_signals_installed). */
+static bool make_kt_timers(struct kt *k)
+{
+	struct kt_timers *tt = &k->timers;
+	if (!make_timer(&tt->tick, TIMER_TICK, k->tid))
+		return false;
+	if (!make_timer(&tt->retry, TIMER_RETRY, k->tid)) {
+		int e = errno;
+		ktimer_delete(tt->tick);
+		errno = e;
+		return false;
+	}
+	tt->first = INT64_MAX;
+	__atomic_store_n(&tt->made, true, __ATOMIC_RELEASE);
+	return true;
+}
+
 static bool timers_ready(struct vp *vp)
 {
 	struct kt_timers *tt = timers();
@@ -828,21 +847,11 @@ static bool timers_ready(struct vp *vp)
 	 * them all (a signal storm), timer_create says EAGAIN.  Slicing then
 	 * waits for the next chance (the next UT made ready) instead of
 	 * being given up for good; anything else turns it off. */
-	pid_t tid = vp->carrier->tid;
-	if (!make_timer(&tt->tick, TIMER_TICK, tid)) {
+	if (!make_kt_timers(vp->carrier)) {
 		if (errno != EAGAIN)
 			vp->preempt_on = false;
 		return false;
 	}
-	if (!make_timer(&tt->retry, TIMER_RETRY, tid)) {
-		int e = errno;
-		ktimer_delete(tt->tick);
-		if (e != EAGAIN)
-			vp->preempt_on = false;
-		return false;
-	}
-	tt->made = true;
-	tt->first = INT64_MAX;
 	if (slice_floor_ns)
 		return true;          /* measured once, on the first carrier */
 	calibrate();
@@ -903,9 +912,11 @@ void __weft_preempt_after_fork(void)
  * timers exist where slicing made them, and else once the program has
  * installed a handler (signal_retry_wanted): by sigaction itself for the
  * carrier of the caller's VP (under M:N every VP's carrier of the moment),
- * and by each new carrier (__weft_preempt_carry).  Without timers (a forked child until
- * its next slice or sigaction; a handler installed before start-up, until
- * then) a deferred signal waits for the next epilogue, as before.
+ * and by each new carrier (__weft_preempt_carry).  Without timers (a
+ * forked child until its next slice or sigaction; a handler installed
+ * before start-up, until then) a deferred signal waits for the next
+ * epilogue, as before.  No timer for a signal let in by Weft's own change
+ * of the kernel mask (signal.c, defer: in_kset).
  * Async: called from defer() in a handler on the carrier; reads the
  * carrier's timers (published by `made`) and arms the retry.
  */
@@ -937,17 +948,8 @@ void __weft_preempt_signals_installed(void)
 	 * handler reads `made` (release: the timers are written before). */
 	for (unsigned i = 0; i < __weft_proc.nvps; i++) {
 		struct kt *k = __weft_vps[i].carrier;
-		struct kt_timers *tt = k ? &k->timers : NULL;
-		if (!tt || __atomic_load_n(&tt->made, __ATOMIC_ACQUIRE))
-			continue;
-		if (!make_timer(&tt->tick, TIMER_TICK, k->tid))
-			continue;
-		if (!make_timer(&tt->retry, TIMER_RETRY, k->tid)) {
-			ktimer_delete(tt->tick);
-			continue;
-		}
-		tt->first = INT64_MAX;
-		__atomic_store_n(&tt->made, true, __ATOMIC_RELEASE);
+		if (k && !__atomic_load_n(&k->timers.made, __ATOMIC_ACQUIRE))
+			make_kt_timers(k);
 	}
 }
 

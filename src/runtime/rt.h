@@ -395,7 +395,10 @@ struct vp_noswitch {
  * blocked in the kernel until its handler has run, so further instances
  * (queued real-time signals) wait in the kernel's queue, not here.
  * Written by the dispatcher, consumed by the mainline with the program's
- * signals blocked. */
+ * signals blocked, and by the carrier's retry handler (preempt.c, on_tick;
+ * signal.c, __weft_sig_redispatch: it hands them back to the kernel), which
+ * runs with every signal blocked and only where the mainline is outside
+ * Weft's text. */
 struct vp_deferred {
 	volatile uint64_t pending;        /* bit s-1: signal s waits */
 	siginfo_t info[64];               /* its siginfo */
@@ -1374,8 +1377,8 @@ static inline void __weft_preempt_arm(struct vp *vp)
 void __weft_preempt_kick_away(struct kt *k) HIDDEN;
 /* k, away, is going home: its retry timer is stopped. */
 void __weft_preempt_away_done(struct kt *k) HIDDEN;
-/* A signal was deferred with no Weft call under way (signal.c, defer): arm
- * the carrier's retry, which delivers it at a safe point.  Async-safe. */
+/* A signal was deferred (signal.c, defer), and no epilogue may come for it:
+ * arm the carrier's retry, which delivers it at a safe point.  Async-safe. */
 void __weft_preempt_signal_deferred(struct vp *vp) HIDDEN;
 /* The retry, in its handler at a PC outside Weft with no call under way:
  * hand the deferred signals back to the kernel for dispatch (signal.c).
@@ -2100,6 +2103,10 @@ void __weft_away_return(struct kt *k) HIDDEN;
  * disarms them before it hands the VP on. */
 struct kt_timers {
 	timer_t tick, retry;
+	/* written once by the maker, tick and retry before it (release): the
+	 * carrier's mainline, or under M:N sigaction's caller for another VP's
+	 * carrier under the runtime lock (preempt.c, make_kt_timers); read by
+	 * the carrier's tick handler before it arms the retry */
 	bool made;
 	volatile uint8_t retry_armed;     /* async: written by its tick handler */
 	/* its tick handler, away, fake-called from code in no object the
