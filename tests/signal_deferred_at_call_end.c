@@ -15,12 +15,25 @@
  * every 50 µs, then waits in a loop of its own code, with no Weft call,
  * until the handler has run once more.  Asserted: every round's wait ends
  * within a generous 2 s, and the handler ran in every round.
+ *
+ * Two more ways to reach the same rounds (CMakeLists.txt):
+ *   fork     the handler is installed, then the rounds run in a forked
+ *            child: a fork's child has none of its parent's timers
+ *            (preempt.c, __weft_preempt_after_fork makes its own);
+ *   preinit  the handler is installed from the executable's
+ *            .preinit_array, which runs before any library's
+ *            constructor and so before the runtime starts
+ *            (__weft_preempt_init makes the timers).
+ * Without those, a deferred signal in them waited for the next Weft
+ * call: the child's and the early program's rounds waited for good.
  */
 #include "check.h"
 
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <sys/time.h>
+#include <sys/wait.h>
 
 #define ROUNDS (2000 / TEST_SCALE)
 
@@ -32,13 +45,32 @@ static void on_alrm(int sig)
 	atomic_fetch_add_explicit(&handled, 1, memory_order_relaxed);
 }
 
-int main(void)
+static void install(void)
 {
 	struct sigaction sa;
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = on_alrm;
 	sa.sa_flags = SA_RESTART;
 	CHECK_OK(sigaction(SIGALRM, &sa, NULL));
+}
+
+/* preinit mode: the handler from before any constructor; the flag says
+ * it ran (an executable's .preinit_array is its own: no library has one) */
+static bool installed_early;
+
+static void early(int argc, char **argv, char **envp)
+{
+	(void)envp;
+	if (argc > 1 && strcmp(argv[1], "preinit") == 0) {
+		install();
+		installed_early = true;
+	}
+}
+
+__attribute__((section(".preinit_array"), used)) static void (*early_entry)(int, char **, char **) = early;
+
+static void rounds(void)
+{
 	struct itimerval it = { { 0, 50 }, { 0, 50 } };
 	CHECK_OK(setitimer(ITIMER_REAL, &it, NULL));
 	pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
@@ -74,5 +106,31 @@ int main(void)
 	if (getenv("TEST_VERBOSE"))
 		fprintf(stderr, "%ld handled, longest wait %.1f us, %d waits over 1 ms\n",
 			atomic_load(&handled), worst / 1e3, slow);
+}
+
+int main(int argc, char **argv)
+{
+	const char *mode = argc > 1 ? argv[1] : "";
+	if (strcmp(mode, "preinit") == 0) {
+		CHECK(installed_early);
+		rounds();
+		return 0;
+	}
+	install();
+	if (strcmp(mode, "fork") != 0) {
+		rounds();
+		return 0;
+	}
+	/* the child's own interval timer (fork does not pass one on) */
+	pid_t pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		rounds();
+		_exit(0);
+	}
+	int status;
+	CHECK(waitpid(pid, &status, 0) == pid);
+	CHECK(WIFEXITED(status));
+	CHECK_EQ(WEXITSTATUS(status), 0);
 	return 0;
 }

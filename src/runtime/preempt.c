@@ -878,6 +878,14 @@ void __weft_preempt_arm_slow(void)
 	vp->tick_mode = TICK_PERIODIC;
 }
 
+/* A handler of the program's is installed: its deferrals want the retry
+ * timer (the comment above __weft_preempt_signal_deferred).  Set once,
+ * never cleared, by sigaction on any VP's mainline; read by mainlines: a
+ * new carrier's (__weft_preempt_carry, under the runtime lock under M:N,
+ * which sigaction's loop over the carriers takes after setting it: a
+ * carrier that read it unset is in that loop) and a fork's child's. */
+static bool signal_retry_wanted;
+
 void __weft_preempt_after_fork(void)
 {
 	struct vp *vp = __weft_vp();
@@ -891,6 +899,12 @@ void __weft_preempt_after_fork(void)
 	 * their counts would make the child's next rebuild wait for good */
 	range_readers = 0;
 	refresh_lock = 0;
+	/* The child inherits the handlers but no timer: without its own, a
+	 * signal deferred at a call's end waited there for the next Weft call
+	 * (signal_deferred_at_call_end fork).  Two system calls a fork, and
+	 * only in a program that installed a handler. */
+	if (slicing_possible && signal_retry_wanted)
+		timers_ready(vp);
 }
 
 /*
@@ -912,16 +926,15 @@ void __weft_preempt_after_fork(void)
  * timers exist where slicing made them, and else once the program has
  * installed a handler (signal_retry_wanted): by sigaction itself for the
  * carrier of the caller's VP (under M:N every VP's carrier of the moment),
- * and by each new carrier (__weft_preempt_carry).  Without timers (a
- * forked child until its next slice or sigaction; a handler installed
- * before start-up, until then) a deferred signal waits for the next
- * epilogue, as before.  No timer for a signal let in by Weft's own change
+ * by each new carrier (__weft_preempt_carry) and by a fork's child
+ * (__weft_preempt_after_fork).  A handler is never installed before the
+ * runtime starts: sigaction and its kin start it (posix/sigaction.c;
+ * signal_deferred_at_call_end preinit).  Without timers (timer_create
+ * refused: EAGAIN) a deferred signal waits for the next epilogue.  No timer for a signal let in by Weft's own change
  * of the kernel mask (signal.c, defer: in_kset).
  * Async: called from defer() in a handler on the carrier; reads the
  * carrier's timers (published by `made`) and arms the retry.
  */
-static bool signal_retry_wanted;
-
 void __weft_preempt_signal_deferred(struct vp *vp)
 {
 	if (slicing_possible)
