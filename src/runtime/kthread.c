@@ -449,18 +449,31 @@ static void *spare_start(void *p)
 	home_loop(k, true);
 }
 
+int __weft_kt_home_stack_get(struct ut_stack *s)
+{
+	memset(s, 0, sizeof *s);
+	return __weft_stack_get(s, HOME_STACK_SIZE, 0) != 0 ? EAGAIN : 0;
+}
+
+bool __weft_kt_home_adopt(struct kt *k, const struct ut_stack *s)
+{
+	if (k->home.sp)
+		return false;
+	k->home.stack = *s;
+	k->home.tp = k->tp;
+	k->home.sp = __weft_arch_frame(s->hi, home_entry, k);
+	return true;
+}
+
 int __weft_kt_home_ready(struct kt *k)
 {
 	if (k->home.sp)
 		return 0;
 	/* the first kernel thread: a small stack of its own, made once */
 	struct ut_stack s;
-	memset(&s, 0, sizeof s);
-	if (__weft_stack_get(&s, HOME_STACK_SIZE, 0) != 0)
+	if (__weft_kt_home_stack_get(&s) != 0)
 		return EAGAIN;
-	k->home.stack = s;
-	k->home.tp = k->tp;
-	k->home.sp = __weft_arch_frame(s.hi, home_entry, k);
+	__weft_kt_home_adopt(k, &s);
 	return 0;
 }
 

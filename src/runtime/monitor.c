@@ -299,6 +299,9 @@ static void *spawner_main(void *arg)
  * without a spawner, which means the monitor shares the program's table,
  * one made here). */
 static struct kt *kept_spare;     /* got for a takeover that backed off: the next one's */
+/* A home stack got before a takeover's BUSY for a carrier that has none
+ * yet (the VP's first kernel thread), kept until a takeover uses it. */
+static struct ut_stack kept_home;
 
 static void spawner_ask(uint32_t what)
 {
@@ -335,6 +338,18 @@ static void take_over(struct vp *vp, pid_t tid, uint64_t switches, const struct 
 	struct kt *to = monitor_spare();
 	if (!to)
 		return;
+	/* K's home stack before BUSY too, for the same reason: getting one
+	 * may map it and name it to LeakSanitizer (lsan_roots.c), whose lock
+	 * K holds while it checks for leaks at exit; under BUSY that hung
+	 * asan_leaks_kept_by_uts (K in its tick handler waiting for BUSY, the
+	 * monitor in __lsan_register_root_region waiting for K).  Read
+	 * racily: under BUSY the carrier is checked again below. */
+	struct kt *k0 = __atomic_load_n(&vp->carrier, __ATOMIC_RELAXED);
+	if (k0 && !__atomic_load_n(&k0->home.sp, __ATOMIC_RELAXED) && !kept_home.hi &&
+	    __weft_kt_home_stack_get(&kept_home) != 0) {
+		kept_spare = to;
+		return;
+	}
 	uint32_t t = __atomic_load_n(&vp->take, __ATOMIC_RELAXED);
 	if ((t & TAKE_BUSY) ||
 	    !__atomic_compare_exchange_n(&vp->take, &t, t | TAKE_BUSY, false, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED)) {
@@ -355,9 +370,14 @@ static void take_over(struct vp *vp, pid_t tid, uint64_t switches, const struct 
 	    x == &k->home || x->state != UT_RUNNING || in_weft_code(now.pc))
 		goto back_off;
 	/* K goes home when it comes back: the VP's first kernel thread gets
-	 * its home stack the first time */
-	if (__weft_kt_home_ready(k) != 0)
-		goto back_off;
+	 * its home stack the first time, the one got above (nothing here
+	 * may get one: BUSY) */
+	if (!k->home.sp) {
+		if (!kept_home.hi)
+			goto back_off;
+		__weft_kt_home_adopt(k, &kept_home);
+		memset(&kept_home, 0, sizeof kept_home);
+	}
 	/* The VP is the monitor's until the spare takes it.  M:N: the other
 	 * VPs read and write the runtime's shared state (X among it: a
 	 * signal, a cancel, a priority change for it) under the runtime

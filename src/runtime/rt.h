@@ -320,6 +320,8 @@ struct ut {
 	char name[16];
 #if defined(__SANITIZE_ADDRESS__)
 	void *asan_fake;              /* ASan's fake-stack handle while switched out */
+	void *asan_fake_root;         /* the frames of asan_fake named to LeakSanitizer */
+	size_t asan_fake_root_size;   /* (lsan_roots.c; NULL: none), on its VP's mainline */
 #endif
 #if WEFT_TSAN
 	void *tsan_fiber;             /* its ThreadSanitizer fiber (tsan.c; NULL: made at first switch-in) */
@@ -1445,6 +1447,10 @@ bool __weft_guest_leave(void) HIDDEN;
  * in the process; nothing otherwise (lsan_roots.c). */
 void __weft_lsan_root(const void *p, size_t size) HIDDEN;
 void __weft_lsan_unroot(const void *p, size_t size) HIDDEN;
+#if defined(__SANITIZE_ADDRESS__)
+void __weft_lsan_root_fake_stack(struct ut *t) HIDDEN;
+void __weft_lsan_unroot_fake_stack(struct ut *t) HIDDEN;
+#endif
 #if defined(__SANITIZE_ADDRESS__) || WEFT_TSAN
 /* Sanitizer builds: the epilogue of a call the sanitizer's own runtime
  * made (its symboliser's open, read, fcntl and close while it reports)
@@ -2168,6 +2174,11 @@ void *__weft_kt_own_block(const struct kt *k) HIDDEN;
  * gets a small stack of its own).  0 or EAGAIN.  Whoever holds the VP (the
  * carrier, or the monitor in a takeover). */
 int __weft_kt_home_ready(struct kt *k) HIDDEN;
+/* The same in two steps, for the monitor, which must not get a stack
+ * while it holds a takeover's BUSY (monitor.c, take_over): a home stack
+ * got (0 or EAGAIN), then given to k if k has no home yet (true: used). */
+int __weft_kt_home_stack_get(struct ut_stack *s) HIDDEN;
+bool __weft_kt_home_adopt(struct kt *k, const struct ut_stack *s) HIDDEN;
 /* ---- process-wide credentials (setxid.c) ----
  * glibc's first thread must run glibc's deferred set-up (late_init: the
  * SIGSETXID handler), which Weft's clearing of __libc_single_threaded

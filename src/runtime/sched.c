@@ -51,8 +51,14 @@
 static inline void san_leave(struct ut *prev, struct ut *next)
 {
 	bool ends = prev->state == UT_EXITING;
+	if (ends)
+		__weft_lsan_unroot_fake_stack(prev);      /* before ASan destroys it */
 	__sanitizer_start_switch_fiber(ends ? NULL : &prev->asan_fake, next->stack.lo,
 				       (size_t)(next->stack.hi - next->stack.lo));
+	/* a switched-out UT's fake frames are LeakSanitizer's roots
+	 * (lsan_roots.c): named at the first switch out after ASan made it */
+	if (!ends && unlikely(prev->asan_fake && !prev->asan_fake_root))
+		__weft_lsan_root_fake_stack(prev);
 }
 static inline void san_enter(struct ut *self)
 {
