@@ -1374,6 +1374,21 @@ static inline void __weft_preempt_arm(struct vp *vp)
 	if (unlikely(vp->tick_mode != TICK_PERIODIC) && vp->preempt_on)
 		__weft_preempt_arm_slow();
 }
+/* A UT was just made ready (sched.c, rq_link_as): slice only if it
+ * contends for the VP, with the running UT or with another ready one.
+ * One made ready while the current UT parks or ends, or the VP idles,
+ * runs alone next: arming, then stopping the tick at its first epilogue
+ * was two timer_settime calls a wake-up (~5 us a signal from another
+ * process, sig_external).  Where it is not alone after all, the switch
+ * that follows sees nready (the idle context's and a home's switch arm
+ * then; a UT that parked and is chosen again was linked second, nready
+ * 2).  M:N keeps every VP ticking (mn.c). */
+static inline void __weft_preempt_arm_ready(struct vp *vp)
+{
+	if (unlikely(vp->tick_mode != TICK_PERIODIC) && vp->preempt_on &&
+	    (__weft_rq.nready > 1 || __weft_mn || (vp->cur && vp->cur->state == UT_RUNNING)))
+		__weft_preempt_arm_slow();
+}
 /* A kernel thread away from the VP (monitor.c), running again: send it
  * the tick's signal, which sends it home at its next safe point. */
 void __weft_preempt_kick_away(struct kt *k) HIDDEN;

@@ -211,7 +211,7 @@ static inline __attribute__((always_inline)) void rq_link_as(struct vp *vp, stru
 		bit_set(vp, t->prio);
 	WEFT_STATE(t, UT_READY);
 	__weft_rq.nready++;
-	__weft_preempt_arm(vp);
+	__weft_preempt_arm_ready(vp);
 }
 
 static inline __attribute__((always_inline)) void rq_unlink_as(struct vp *vp, struct ut *t, bool maybe_local)
