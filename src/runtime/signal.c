@@ -599,8 +599,6 @@ void __weft_sig_default(int sig)
 void __weft_signals_deliver(struct vp *vp)
 {
 	int saved_errno = errno;
-	sigset_t all, old;
-	sigfillset(&all);
 	while (vp->signals) {
 		/* M:N: vp is re-read after every step that may switch (a
 		 * handler, a wake-up that preempts): the caller may go on on
@@ -609,16 +607,25 @@ void __weft_signals_deliver(struct vp *vp)
 		 * that VP's running UT's handler here and let go of the lock
 		 * that VP's carrier holds (its in_weft cleared behind it). */
 		struct vp_deferred *d = &vp->deferred;
-		/* take everything recorded so far, with no handler writing */
-		kmask(SIG_BLOCK, &all, &old);
+		/* Take everything recorded so far.  No handler rewrites a
+		 * record being copied: a signal stays blocked in the kernel
+		 * while its bit is set (the dispatcher gives every context it
+		 * returns to a mask with the pending bits blocked, context_mask,
+		 * and kset keeps them), so the records are copied first and
+		 * the bits cleared after, in one instruction no handler can
+		 * split; a signal deferred meanwhile keeps its bit, and
+		 * `signals`, cleared before the look, says so.  (Two mask
+		 * system calls around the copy did the same: two of the nine a
+		 * signal from another process cost, sig_external.) */
 		vp->signals = 0;
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 		uint64_t pending = d->pending;
-		d->pending = 0;
 		siginfo_t info[64];
 		for (int s = 1; s < NSIG_ALL; s++)
 			if (pending & (1ull << (s - 1)))
 				info[s - 1] = d->info[s - 1];
-		kmask(SIG_SETMASK, &old, NULL);
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		__atomic_fetch_and(&d->pending, ~pending, __ATOMIC_RELAXED);
 		for (int s = 1; s < NSIG_ALL; s++) {
 			if (!(pending & (1ull << (s - 1))))
 				continue;
