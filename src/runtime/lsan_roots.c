@@ -69,12 +69,13 @@ void __weft_lsan_root_fake_stack(struct ut *t)
 {
 	if (!__lsan_register_root_region)
 		return;
-	if (t->asan_fake_root)
-		__weft_lsan_unroot_fake_stack(t);   /* a new one (not seen: one a life) */
+	/* called once a life (san_leave: asan_fake_root unset); ASan keeps
+	 * one fake stack for a fiber until its end */
 	uintptr_t log = ((const uintptr_t *)t->asan_fake)[FAKE_CLASSES];
 	if (log < 10 || log > 30)
 		return;
-	uintptr_t frames = (uintptr_t)t->asan_fake + FAKE_HEADER + ((uintptr_t)1 << (log + 1 - FAKE_MIN_FRAME_LOG));
+	uintptr_t flags = (uintptr_t)1 << (log + 1 - FAKE_MIN_FRAME_LOG);
+	uintptr_t frames = (uintptr_t)t->asan_fake + FAKE_HEADER + flags;
 	size_t size = (size_t)FAKE_CLASSES << log;
 	__lsan_register_root_region((const void *)frames, size);
 	t->asan_fake_root = (void *)frames;

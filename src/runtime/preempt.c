@@ -930,8 +930,9 @@ void __weft_preempt_after_fork(void)
  * (__weft_preempt_after_fork).  A handler is never installed before the
  * runtime starts: sigaction and its kin start it (posix/sigaction.c;
  * signal_deferred_at_call_end preinit).  Without timers (timer_create
- * refused: EAGAIN) a deferred signal waits for the next epilogue.  No timer for a signal let in by Weft's own change
- * of the kernel mask (signal.c, defer: in_kset).
+ * refused: EAGAIN) a deferred signal waits for the next epilogue.  No
+ * timer for a signal let in by Weft's own change of the kernel mask
+ * (signal.c, defer: in_kset).
  * Async: called from defer() in a handler on the carrier; reads the
  * carrier's timers (published by `made`) and arms the retry.
  */

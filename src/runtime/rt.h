@@ -2143,7 +2143,10 @@ struct kt {
 	void *tp;                         /* its own thread pointer (glibc's TCB) */
 	struct ut home;                   /* its home context: a stack of its own, never
 					   * in the UT table; the carrier's `cur` while it
-					   * chooses a UT from there */
+					   * chooses a UT from there.  home.sp is also read,
+					   * racily, by the monitor before a takeover (a hint:
+					   * whether to get a home stack ahead, monitor.c
+					   * take_over; written under BUSY or by the carrier) */
 	volatile uint32_t gift;           /* futex: set to 1 when the VP is handed to it */
 	struct kt *volatile next_spare;   /* spare list link (kthread.c) */
 	struct ut *rejoin;                /* for its home: the UT to queue on the VP */
