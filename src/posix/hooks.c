@@ -43,4 +43,5 @@ const struct weft_hooks __weft_hooks = {
 	.wait_holder = __weft_wait_holder,
 	.wait_interrupted = __weft_wait_interrupted,
 	.wait_poll = __weft_futex_poll,
+	.ut_rehomed = __weft_stdio_rehomed,
 };

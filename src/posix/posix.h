@@ -41,6 +41,9 @@ void __weft_unwind_exit(void *retval) HIDDEN __attribute__((noreturn));
 long __weft_sched_call(long nr, long a1, long a2, long a3, bool *handled) HIDDEN;
 /* A shared futex waiter's poll (futex.c; the runtime's wait_poll hook). */
 int64_t __weft_futex_poll(struct ut *t, int64_t now, int *result) HIDDEN;
+/* glibc's locks of the FILEs t holds by flockfile follow it to another VP's
+ * identity (stdio_lock.c; the runtime's ut_rehomed hook). */
+void __weft_stdio_rehomed(struct ut *t, void *old_self, void *new_self) HIDDEN;
 int __weft_clock_nanosleep(clockid_t clk, int flags, const struct timespec *req, struct timespec *rem) HIDDEN;
 
 #endif

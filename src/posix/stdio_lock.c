@@ -18,12 +18,25 @@
  * flockfile(f) another UT's printf(f) is still let through, between the
  * holder's calls, never inside one (docs/dropin.md).
  *
+ * M:N: the holder moves, and glibc's lock goes with it.  A UT that holds
+ * f and parks may go on on another VP, under that VP's identity; glibc's
+ * lock still named the first VP's, so the holder's next printf(f) waited
+ * in the kernel for the lock it held (mn_flockfile_moves_with_ut).  Each
+ * entry records its holder and depth, the UT counts the FILEs it holds
+ * (ut->files_held), and when such a UT is about to run under another
+ * identity the runtime calls rehomed() (the hook ut_rehomed), which makes
+ * each lock it holds that names the old identity name the new one.
+ *
  * Owns: the table of per-FILE locks.  Entries are found by the FILE's
  * address, made at a FILE's first flockfile and never freed (a FILE
  * closed and another opened at its address reuses the entry, free by
  * then).  Invariant: a chain only grows, at its head, by a release store
  * under table_lock; readers walk it with acquire loads and no lock, from
- * any UT or kernel thread.
+ * any UT or kernel thread.  An entry's holder and depth are written only
+ * by the UT that holds its mutex (relaxed atomics: rehomed() reads every
+ * entry's holder from another VP; it compares it with a UT that is
+ * switched out, whose own writes the switch has published, so another
+ * UT's concurrent write can never look like a match).
  */
 #include "posix.h"
 
@@ -44,6 +57,18 @@ struct file_lock {
 	FILE *f;
 	pthread_mutex_t m;                /* recursive, owned by the UT */
 	struct file_lock *next;
+	struct ut *holder;                /* the UT that holds m, or NULL */
+	uint32_t depth;                   /* its flockfile calls not yet undone */
+};
+
+/* glibc 2.36's _IO_lock_t (sysdeps/nptl/stdio-lock.h), what FILE's _lock
+ * points at: a futex word, the recursion count, and the owner, compared
+ * with THREAD_SELF by _IO_lock_lock.  The owner is written by glibc
+ * without atomics; rehomed() writes it only for a lock its UT holds. */
+struct glibc_io_lock {
+	int lock;
+	int cnt;
+	void *owner;
 };
 
 static struct file_lock *buckets[FILE_LOCK_BUCKETS];
@@ -90,6 +115,50 @@ static struct file_lock *lock_of(FILE *f)
 	return e;
 }
 
+/* The caller holds e->m and glibc's lock once more. */
+static void held_once_more(struct file_lock *e)
+{
+	struct ut *self = __weft_self();
+	if (!self)
+		return;                       /* a kernel thread Weft did not make */
+	if (e->depth++ == 0) {
+		__atomic_store_n(&e->holder, self, __ATOMIC_RELAXED);
+		if (self->files_held < UINT8_MAX)
+			self->files_held++;
+	}
+}
+
+/* The caller is about to let go of e->m and glibc's lock once. */
+static void held_once_less(struct file_lock *e)
+{
+	struct ut *self = __weft_self();
+	if (!self || __atomic_load_n(&e->holder, __ATOMIC_RELAXED) != self)
+		return;                       /* not the holder: the unlock fails */
+	if (--e->depth == 0) {
+		__atomic_store_n(&e->holder, NULL, __ATOMIC_RELAXED);
+		if (self->files_held < UINT8_MAX)   /* saturated: stays, the walk only costs */
+			self->files_held--;
+	}
+}
+
+/* The hook ut_rehomed (rt.h): t, switched out, is about to run under
+ * new_self.  Every lock of a FILE it holds that names old_self names
+ * new_self.  A lock that names someone else was not taken under old_self
+ * (a FILE whose locking the program turned off, _IO_USER_LOCK, names no
+ * one) and is left as it is. */
+void __weft_stdio_rehomed(struct ut *t, void *old_self, void *new_self)
+{
+	for (unsigned i = 0; i < FILE_LOCK_BUCKETS; i++)
+		for (struct file_lock *e = __atomic_load_n(&buckets[i], __ATOMIC_ACQUIRE); e;
+		     e = __atomic_load_n(&e->next, __ATOMIC_ACQUIRE)) {
+			if (__atomic_load_n(&e->holder, __ATOMIC_RELAXED) != t)
+				continue;
+			struct glibc_io_lock *l = (struct glibc_io_lock *)e->f->_lock;
+			if (l && __atomic_load_n(&l->owner, __ATOMIC_RELAXED) == old_self)
+				__atomic_store_n(&l->owner, new_self, __ATOMIC_RELAXED);
+		}
+}
+
 EXPORT void flockfile(FILE *f)
 {
 	struct file_lock *e = lock_of(f);
@@ -97,6 +166,8 @@ EXPORT void flockfile(FILE *f)
 	if (e)
 		pthread_mutex_lock(&e->m);
 	_IO_flockfile(f);
+	if (e)
+		held_once_more(e);
 	errno = saved;
 }
 
@@ -111,6 +182,8 @@ EXPORT int ftrylockfile(FILE *f)
 	int r = _IO_ftrylockfile(f);
 	if (r != 0 && e)
 		pthread_mutex_unlock(&e->m);
+	else if (e)
+		held_once_more(e);
 	errno = saved;
 	return r;
 }
@@ -120,6 +193,8 @@ EXPORT void funlockfile(FILE *f)
 	struct file_lock **b = &buckets[bucket_of(f)];
 	struct file_lock *e = find(__atomic_load_n(b, __ATOMIC_ACQUIRE), f);
 	int saved = errno;
+	if (e)
+		held_once_less(e);
 	_IO_funlockfile(f);
 	if (e)
 		pthread_mutex_unlock(&e->m);

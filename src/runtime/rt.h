@@ -249,6 +249,10 @@ struct ut {
 				       * while non-zero an outer Weft sequence is under way,
 				       * and the runtime lock must not be let go in the
 				       * middle of it (__weft_try_syscall6) */
+	uint8_t files_held;           /* FILEs it holds by flockfile (posix/stdio_lock.c),
+				       * saturating at 255; written by the UT itself,
+				       * read by __weft_tls_rehome while it is switched
+				       * out (non-zero: glibc's locks follow it) */
 	struct kt *guest_kt;          /* a guest: the kernel thread Weft did not make that
 				       * this UT stands for, which alone runs it (guest.c) */
 	uint8_t away;                 /* taken off the VP by the monitor while its kernel
@@ -830,6 +834,13 @@ struct weft_hooks {
 	 * return the next deadline (> now) to stay parked until, or -1 to end
 	 * the wait with *result (posix/futex.c).  No allocation, no switch. */
 	int64_t (*wait_poll)(struct ut *t, int64_t now, int *result);
+	/* M:N: t, which holds FILEs by flockfile (t->files_held), is about to
+	 * run under another VP's identity (tls.c, __weft_tls_rehome: on the
+	 * new VP's carrier, in switch_to, t switched out).  glibc's FILE locks
+	 * that name old_self as their owner must name new_self, or t's next
+	 * stdio call on such a FILE waits for itself (posix/stdio_lock.c).
+	 * No allocation, no lock, no switch. */
+	void (*ut_rehomed)(struct ut *t, void *old_self, void *new_self);
 };
 extern const struct weft_hooks __weft_hooks HIDDEN;
 

@@ -289,12 +289,17 @@ static void tcb_fill(char *tp, const struct vp *vp, const char *lo, const char *
  * VP's self0, a copy taken when the VP got its first kernel thread, never
  * the header of vp->tp0 itself: that block is also the main UT's, and is
  * rehomed with it when it moves to another VP (reading the VP's identity
- * from it gave two VPs one owner, and stdio's lock let both in). */
+ * from it gave two VPs one owner, and stdio's lock let both in).  A UT
+ * that holds FILEs by flockfile takes their glibc locks with it (the hook
+ * ut_rehomed): a lock that kept the old identity as its owner made the
+ * UT's next printf to that FILE wait for itself. */
 void __weft_tls_rehome(struct ut *t, const struct vp *vp)
 {
 	struct tcb_header *h = t->tp;
 	if (h->self == vp->self0)
 		return;
+	if (unlikely(t->files_held))
+		__weft_hooks.ut_rehomed(t, h->self, vp->self0);
 	h->self = vp->self0;
 	*(pid_t *)((char *)t->tp + TCB_TID) = vp->tid;
 }
