@@ -35,6 +35,16 @@ static void ut_reaped(struct ut *t)
 		__weft_tsd_release(t);
 }
 
+/* t is about to run under another VP's identity (M:N): the glibc locks
+ * it holds follow it. */
+static void ut_rehomed(struct ut *t, void *old_self, void *new_self, pid_t old_tid, pid_t new_tid)
+{
+	if (t->files_held)
+		__weft_stdio_rehomed(t, old_self, new_self);
+	if (t->in_loader)
+		__weft_loader_rehomed(old_tid, new_tid);
+}
+
 const struct weft_hooks __weft_hooks = {
 	.ut_exiting = ut_exiting,
 	.ut_reaped = ut_reaped,
@@ -43,5 +53,5 @@ const struct weft_hooks __weft_hooks = {
 	.wait_holder = __weft_wait_holder,
 	.wait_interrupted = __weft_wait_interrupted,
 	.wait_poll = __weft_futex_poll,
-	.ut_rehomed = __weft_stdio_rehomed,
+	.ut_rehomed = ut_rehomed,
 };

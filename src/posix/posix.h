@@ -44,6 +44,9 @@ int64_t __weft_futex_poll(struct ut *t, int64_t now, int *result) HIDDEN;
 /* glibc's locks of the FILEs t holds by flockfile follow it to another VP's
  * identity (stdio_lock.c; the runtime's ut_rehomed hook). */
 void __weft_stdio_rehomed(struct ut *t, void *old_self, void *new_self) HIDDEN;
+/* The loader's lock, held by a UT inside dlopen or dlclose, follows it from
+ * old_tid to new_tid (dlopen.c; the same hook). */
+void __weft_loader_rehomed(pid_t old_tid, pid_t new_tid) HIDDEN;
 int __weft_clock_nanosleep(clockid_t clk, int flags, const struct timespec *req, struct timespec *rem) HIDDEN;
 
 #endif

@@ -253,6 +253,9 @@ struct ut {
 				       * saturating at 255; written by the UT itself,
 				       * read by __weft_tls_rehome while it is switched
 				       * out (non-zero: glibc's locks follow it) */
+	uint8_t in_loader;            /* its dlopen, dlmopen and dlclose calls under way
+				       * (posix/dlopen.c), saturating at 255; the same
+				       * writer and reader as files_held */
 	struct kt *guest_kt;          /* a guest: the kernel thread Weft did not make that
 				       * this UT stands for, which alone runs it (guest.c) */
 	uint8_t away;                 /* taken off the VP by the monitor while its kernel
@@ -834,13 +837,16 @@ struct weft_hooks {
 	 * return the next deadline (> now) to stay parked until, or -1 to end
 	 * the wait with *result (posix/futex.c).  No allocation, no switch. */
 	int64_t (*wait_poll)(struct ut *t, int64_t now, int *result);
-	/* M:N: t, which holds FILEs by flockfile (t->files_held), is about to
-	 * run under another VP's identity (tls.c, __weft_tls_rehome: on the
-	 * new VP's carrier, in switch_to, t switched out).  glibc's FILE locks
-	 * that name old_self as their owner must name new_self, or t's next
-	 * stdio call on such a FILE waits for itself (posix/stdio_lock.c).
-	 * No allocation, no lock, no switch. */
-	void (*ut_rehomed)(struct ut *t, void *old_self, void *new_self);
+	/* M:N: t, which holds FILEs by flockfile (t->files_held) or is inside
+	 * the loader (t->in_loader), is about to run under another VP's
+	 * identity (tls.c, __weft_tls_rehome: on the new VP's carrier, in
+	 * switch_to, t switched out).  glibc's recursive locks it holds name
+	 * the old identity as their owner (a FILE's by THREAD_SELF, old_self;
+	 * the loader's by tid, old_tid) and must name the new one, or t's next
+	 * stdio call on such a FILE, or its next dlsym, waits for itself
+	 * (posix/stdio_lock.c, posix/dlopen.c).  No allocation, no lock, no
+	 * switch. */
+	void (*ut_rehomed)(struct ut *t, void *old_self, void *new_self, pid_t old_tid, pid_t new_tid);
 };
 extern const struct weft_hooks __weft_hooks HIDDEN;
 

@@ -290,16 +290,17 @@ static void tcb_fill(char *tp, const struct vp *vp, const char *lo, const char *
  * the header of vp->tp0 itself: that block is also the main UT's, and is
  * rehomed with it when it moves to another VP (reading the VP's identity
  * from it gave two VPs one owner, and stdio's lock let both in).  A UT
- * that holds FILEs by flockfile takes their glibc locks with it (the hook
- * ut_rehomed): a lock that kept the old identity as its owner made the
- * UT's next printf to that FILE wait for itself. */
+ * that holds FILEs by flockfile, or is inside dlopen or dlclose, takes
+ * those glibc locks with it (the hook ut_rehomed): a lock that kept the
+ * old identity as its owner made the UT's next printf to that FILE, or
+ * its next dlsym, wait for itself. */
 void __weft_tls_rehome(struct ut *t, const struct vp *vp)
 {
 	struct tcb_header *h = t->tp;
 	if (h->self == vp->self0)
 		return;
-	if (unlikely(t->files_held))
-		__weft_hooks.ut_rehomed(t, h->self, vp->self0);
+	if (unlikely(t->files_held | t->in_loader))
+		__weft_hooks.ut_rehomed(t, h->self, vp->self0, *(pid_t *)((char *)t->tp + TCB_TID), vp->tid);
 	h->self = vp->self0;
 	*(pid_t *)((char *)t->tp + TCB_TID) = vp->tid;
 }
