@@ -107,6 +107,8 @@ static struct file_lock *lock_of(FILE *f)
 			pthread_mutex_init(&e->m, &a);
 			pthread_mutexattr_destroy(&a);
 			e->f = f;
+			e->holder = NULL;
+			e->depth = 0;
 			e->next = *b;
 			__atomic_store_n(b, e, __ATOMIC_RELEASE);
 		}
