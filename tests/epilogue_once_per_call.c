@@ -156,7 +156,9 @@ static const char *exempt[] = {
 	"_pthread_cleanup_push_defer", "_pthread_cleanup_pop_restore",
 	"sigaction", "__sigaction", "signal", "bsd_signal", "sysv_signal", "__sysv_signal",
 	"sigset", "siginterrupt", "longjmp", "_longjmp", "siglongjmp", "__longjmp_chk",
-	"dlopen", "dlmopen",
+	/* the loader (posix/dlopen.c): each forwards to the pthread mutex
+	 * calls of the loader's own lock, which run the epilogue */
+	"dlopen", "dlmopen", "dlclose",
 	"weft_version", "weft_stats_get", "weft_thread_stats_get", "weft_timeslice_get",
 	"weft_timeslice_set", "weft_vps_set", "weft_ras_register", "setsockopt", "clock_gettime", "clock_getres", "sigaltstack",
 	/* C11 <threads.h> (posix/c11threads.c): each forwards to the pthread
