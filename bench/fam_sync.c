@@ -2,7 +2,9 @@
  * fam_sync.c — the "Synchronisation" rows: mutex (uncontended and handed
  * off), condition signal and broadcast (with no waiter, to an untimed or
  * timed waiter, outside or inside the critical section), semaphore
- * ping-pong; Marovich §3.3.8-9 and Mueller's Table 2.
+ * ping-pong; Marovich §3.3.8-9 and Mueller's Table 2.  Beside the default
+ * mutex, the other uncontended locks: RECURSIVE and ERRORCHECK mutexes,
+ * rwlock read and write locks, spinlocks.
  *
  * Default mutex and condition attributes, except in the priority-protocol
  * rows: lock+unlock of a PRIO_INHERIT and of a PRIO_PROTECT mutex with no
@@ -35,6 +37,63 @@ BENCH_ALIGNED int64_t bench_mutex(uint64_t n)
 	}
 	int64_t dt = now_ns() - t0;
 	pthread_mutex_destroy(&m);
+	return dt;
+}
+
+/* The other uncontended locks a program uses (C++'s recursive_mutex and
+ * shared_mutex, debug builds' error-checking mutexes, spinlocks): a lock
+ * and an unlock, as bench_mutex. */
+static BENCH_ALIGNED int64_t typed_mutex(uint64_t n, int type)
+{
+	pthread_mutexattr_t a;
+	pthread_mutexattr_init(&a);
+	pthread_mutexattr_settype(&a, type);
+	pthread_mutex_t m;
+	pthread_mutex_init(&m, &a);
+	pthread_mutexattr_destroy(&a);
+	int64_t t0 = now_ns();
+	for (uint64_t i = 0; i < n; i++) {
+		pthread_mutex_lock(&m);
+		pthread_mutex_unlock(&m);
+	}
+	int64_t dt = now_ns() - t0;
+	pthread_mutex_destroy(&m);
+	return dt;
+}
+
+static int64_t m_mutex_recursive(uint64_t n) { return typed_mutex(n, PTHREAD_MUTEX_RECURSIVE); }
+static int64_t m_mutex_errorcheck(uint64_t n) { return typed_mutex(n, PTHREAD_MUTEX_ERRORCHECK); }
+
+static BENCH_ALIGNED int64_t rwlock_pair(uint64_t n, bool write)
+{
+	pthread_rwlock_t l = PTHREAD_RWLOCK_INITIALIZER;
+	int64_t t0 = now_ns();
+	for (uint64_t i = 0; i < n; i++) {
+		if (write)
+			pthread_rwlock_wrlock(&l);
+		else
+			pthread_rwlock_rdlock(&l);
+		pthread_rwlock_unlock(&l);
+	}
+	int64_t dt = now_ns() - t0;
+	pthread_rwlock_destroy(&l);
+	return dt;
+}
+
+static int64_t m_rwlock_rd(uint64_t n) { return rwlock_pair(n, false); }
+static int64_t m_rwlock_wr(uint64_t n) { return rwlock_pair(n, true); }
+
+static BENCH_ALIGNED int64_t m_spin(uint64_t n)
+{
+	pthread_spinlock_t s;
+	pthread_spin_init(&s, PTHREAD_PROCESS_PRIVATE);
+	int64_t t0 = now_ns();
+	for (uint64_t i = 0; i < n; i++) {
+		pthread_spin_lock(&s);
+		pthread_spin_unlock(&s);
+	}
+	int64_t dt = now_ns() - t0;
+	pthread_spin_destroy(&s);
 	return dt;
 }
 
@@ -347,6 +406,16 @@ static const struct metric rows[] = {
 	{ "mutex", GROUP, U_NS, F_PEERS, "mutex lock+unlock, no contention",
 	  "1 µs (Mueller; SPARC IPX); 12.76 µs (Marovich; HP 835); 4.1 µs (Small & Seltzer; 486)",
 	  SYNC_MUTEX, bench_mutex },
+	{ "mutex_recursive", GROUP, U_NS, 0, "mutex lock+unlock, no contention, RECURSIVE",
+	  "-", SYNC_MUTEX " pthread_mutexattr_settype", m_mutex_recursive },
+	{ "mutex_errorcheck", GROUP, U_NS, 0, "mutex lock+unlock, no contention, ERRORCHECK",
+	  "-", SYNC_MUTEX " pthread_mutexattr_settype", m_mutex_errorcheck },
+	{ "rwlock_rd", GROUP, U_NS, 0, "rwlock read lock+unlock, no contention",
+	  "-", "pthread_rwlock_rdlock pthread_rwlock_unlock", m_rwlock_rd },
+	{ "rwlock_wr", GROUP, U_NS, 0, "rwlock write lock+unlock, no contention",
+	  "-", "pthread_rwlock_wrlock pthread_rwlock_unlock", m_rwlock_wr },
+	{ "spin", GROUP, U_NS, 0, "spinlock lock+unlock, no contention",
+	  "-", "pthread_spin_lock pthread_spin_unlock", m_spin },
 	{ "mutex_handoff", GROUP, U_NS, F_UNPINNED | F_PEERS, "mutex hand-off, long-term contention",
 	  "35.7 µs (Marovich; HP 835); 51 µs (Mueller; SPARC IPX); peer: State Threads 27 ns",
 	  SYNC_MUTEX, m_handoff },

@@ -169,10 +169,31 @@ static inline const struct timespec *time_or_bad(const struct timespec *abs)
 	return abs ? abs : &bad_time;
 }
 
-EXPORT int pthread_rwlock_rdlock(pthread_rwlock_t *l)
+/*
+ * M:1's fast entry (__weft_m1_fast_self, as a default mutex's): a private
+ * lock that no writer holds or waits for is read-locked, and one nobody
+ * holds is write-locked, without WEFT_CALL's entry and end; unlock
+ * likewise when nobody waits.  Everything else takes the whole entry.
+ * (Uncontended lock+unlock pairs on the AMD EPYC guest, pinned: 12.3 ns
+ * before, against glibc's 6.0 for a read lock and 7.6 for a write lock.)
+ */
+WEFT_SLOW_PART int rdlock_entry(pthread_rwlock_t *l)
 {
 	WEFT_CALL();
 	return __weft_hb_got(l, rdlock(wrw_of(l), false, 0, NULL));
+}
+
+EXPORT WEFT_HOT_ENTRY int pthread_rwlock_rdlock(pthread_rwlock_t *l)
+{
+	struct wrwlock *rw = wrw_of(l);
+	if (likely(rw && !rw->pad0 && !rw->writer && !rw->writers_q.head && rw->nreaders != UINT32_MAX &&
+		   __weft_m1_fast_self())) {
+		rw->nreaders++;
+		WEFT_HB_ACQUIRE(l);
+		WEFT_FAST_EPILOGUE(EXIT_OTHER);
+		return 0;
+	}
+	return WEFT_SLOW_CALL(rdlock_entry(l));
 }
 
 EXPORT int pthread_rwlock_tryrdlock(pthread_rwlock_t *l)
@@ -181,10 +202,23 @@ EXPORT int pthread_rwlock_tryrdlock(pthread_rwlock_t *l)
 	return __weft_hb_got(l, rdlock(wrw_of(l), true, 0, NULL));
 }
 
-EXPORT int pthread_rwlock_wrlock(pthread_rwlock_t *l)
+WEFT_SLOW_PART int wrlock_entry(pthread_rwlock_t *l)
 {
 	WEFT_CALL();
 	return __weft_hb_got(l, wrlock(wrw_of(l), false, 0, NULL));
+}
+
+EXPORT WEFT_HOT_ENTRY int pthread_rwlock_wrlock(pthread_rwlock_t *l)
+{
+	struct wrwlock *rw = wrw_of(l);
+	struct ut *self;
+	if (likely(rw && !rw->pad0 && !rw->writer && !rw->nreaders && (self = __weft_m1_fast_self()))) {
+		rw->writer = self;
+		WEFT_HB_ACQUIRE(l);
+		WEFT_FAST_EPILOGUE(EXIT_OTHER);
+		return 0;
+	}
+	return WEFT_SLOW_CALL(wrlock_entry(l));
 }
 
 EXPORT int pthread_rwlock_trywrlock(pthread_rwlock_t *l)
@@ -218,7 +252,7 @@ EXPORT int pthread_rwlock_timedwrlock(pthread_rwlock_t *l, const struct timespec
 	return __weft_hb_got(l, wrlock(wrw_of(l), false, CLOCK_REALTIME, time_or_bad(abs)));
 }
 
-EXPORT int pthread_rwlock_unlock(pthread_rwlock_t *l)
+WEFT_SLOW_PART int unlock_entry(pthread_rwlock_t *l)
 {
 	WEFT_CALL();
 	WEFT_HB_RELEASE(l);
@@ -239,6 +273,29 @@ EXPORT int pthread_rwlock_unlock(pthread_rwlock_t *l)
 	}
 	dispatch(rw);
 	return 0;
+}
+
+EXPORT WEFT_HOT_ENTRY int pthread_rwlock_unlock(pthread_rwlock_t *l)
+{
+	struct wrwlock *rw = wrw_of(l);
+	struct ut *self;
+	if (likely(rw && !rw->pad0 && !rw->readers_q.head && !rw->writers_q.head &&
+		   (self = __weft_m1_fast_self()))) {
+		/* nobody waits: dispatch would admit no one */
+		if (rw->writer == self) {
+			WEFT_HB_RELEASE(l);
+			rw->writer = NULL;
+			WEFT_FAST_EPILOGUE(EXIT_OTHER);
+			return 0;
+		}
+		if (!rw->writer && rw->nreaders) {
+			WEFT_HB_RELEASE(l);
+			rw->nreaders--;
+			WEFT_FAST_EPILOGUE(EXIT_OTHER);
+			return 0;
+		}
+	}
+	return WEFT_SLOW_CALL(unlock_entry(l));
 }
 
 EXPORT int pthread_rwlock_init(pthread_rwlock_t *l, const pthread_rwlockattr_t *a)
