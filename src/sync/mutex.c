@@ -478,10 +478,30 @@ EXPORT WEFT_HOT_ENTRY int pthread_mutex_lock(pthread_mutex_t *m)
 
 EXPORT int pthread_mutex_trylock(pthread_mutex_t *m)
 {
-	if (unlikely(__weft_mn) && mn_lock_fast(wmutex_of(m)))
+	struct wmutex *w = wmutex_of(m);
+	struct ut *self;
+	/* M:1, a free mutex with no protocol, robustness or sharing, or a
+	 * recursive one the caller holds: as pthread_mutex_lock's fast paths
+	 * (a trylock + unlock pair went through WEFT_CALL: 15.7 ns on the AMD
+	 * EPYC guest, pinned, against glibc's 12.4) */
+	if (likely(w && (w->kind & ~MK_TYPE_MASK) == 0 && (self = __weft_m1_fast_self()))) {
+		if (likely(!w->owner)) {
+			w->owner = self;
+			w->count = 0;
+			if (!w->kind)
+				w->lockw = 1;     /* for M:N, should it start later */
+			WEFT_HB_ACQUIRE(m);
+			WEFT_FAST_EPILOGUE(EXIT_MUTEX_LOCK);
+			return 0;
+		}
+		if (w->owner != self) {
+			WEFT_FAST_EPILOGUE(EXIT_OTHER);
+			return EBUSY;
+		}
+	}
+	if (unlikely(__weft_mn) && mn_lock_fast(w))
 		return 0;
 	WEFT_CALL();
-	struct wmutex *w = wmutex_of(m);
 	if (!w)
 		WEFT_RETURN_LOCK(EINVAL);
 	if (w->kind & MK_PSHARED)

@@ -198,6 +198,14 @@ EXPORT WEFT_HOT_ENTRY int pthread_rwlock_rdlock(pthread_rwlock_t *l)
 
 EXPORT int pthread_rwlock_tryrdlock(pthread_rwlock_t *l)
 {
+	struct wrwlock *rw = wrw_of(l);
+	if (likely(rw && !rw->pad0 && !rw->writer && !rw->writers_q.head && rw->nreaders != UINT32_MAX &&
+		   __weft_m1_fast_self())) {
+		rw->nreaders++;               /* as pthread_rwlock_rdlock's fast path */
+		WEFT_HB_ACQUIRE(l);
+		WEFT_FAST_EPILOGUE(EXIT_OTHER);
+		return 0;
+	}
 	WEFT_CALL();
 	return __weft_hb_got(l, rdlock(wrw_of(l), true, 0, NULL));
 }
@@ -223,6 +231,14 @@ EXPORT WEFT_HOT_ENTRY int pthread_rwlock_wrlock(pthread_rwlock_t *l)
 
 EXPORT int pthread_rwlock_trywrlock(pthread_rwlock_t *l)
 {
+	struct wrwlock *rw = wrw_of(l);
+	struct ut *self;
+	if (likely(rw && !rw->pad0 && !rw->writer && !rw->nreaders && (self = __weft_m1_fast_self()))) {
+		rw->writer = self;            /* as pthread_rwlock_wrlock's fast path */
+		WEFT_HB_ACQUIRE(l);
+		WEFT_FAST_EPILOGUE(EXIT_OTHER);
+		return 0;
+	}
 	WEFT_CALL();
 	return __weft_hb_got(l, wrlock(wrw_of(l), true, 0, NULL));
 }

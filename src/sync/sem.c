@@ -193,8 +193,30 @@ static inline int sem_take(struct wsem *w, clockid_t clk, const struct timespec 
 
 static const struct timespec bad_time = { 0, -1 };
 
+/*
+ * M:1 and a unit there to take, or nobody waiting for the one posted: the
+ * few loads and stores of an uncontended mutex, with M:1's fast entry
+ * (__weft_m1_fast_self: in_weft stays clear, as in pthread_mutex_lock);
+ * a wait that has a cancellation due, or would park, and a post that wakes
+ * someone take __weft_m1_enter's entry below.  A sem_post + sem_wait pair
+ * that never blocks was 14.6 ns on the AMD EPYC guest, pinned, against
+ * glibc's 12.4; a post + sem_trywait pair 14.2 against 10.0.
+ */
+static inline __attribute__((always_inline)) bool m1_unit_there(struct wsem *w)
+{
+	return w && !w->private && w->value;
+}
+
 EXPORT WEFT_HOT_ENTRY int sem_wait(sem_t *s)
 {
+	struct wsem *w = wsem_of(s);
+	struct ut *self;
+	if (likely(m1_unit_there(w) && (self = __weft_m1_fast_self()) && !__weft_cancel_due(self))) {
+		w->value--;
+		WEFT_HB_ACQUIRE(s);
+		WEFT_FAST_EPILOGUE(EXIT_OTHER);
+		return 0;
+	}
 	/* M:1: the entry's tests once (rt.h, __weft_m1_enter) */
 	WEFT_M1_FAST_RETURN(__weft_hb_got(s, take_m1(wsem_of(s), 0, NULL, false)));
 	if (unlikely(__weft_mn) && mn_wait_fast(wsem_of(s)))
@@ -205,6 +227,13 @@ EXPORT WEFT_HOT_ENTRY int sem_wait(sem_t *s)
 
 EXPORT int sem_trywait(sem_t *s)
 {
+	struct wsem *w = wsem_of(s);
+	if (likely(m1_unit_there(w) && __weft_m1_fast_self())) {
+		w->value--;
+		WEFT_HB_ACQUIRE(s);
+		WEFT_FAST_EPILOGUE(EXIT_OTHER);
+		return 0;
+	}
 	if (unlikely(__weft_mn) && mn_wait_fast(wsem_of(s)))
 		return 0;
 	WEFT_CALL();
@@ -272,6 +301,13 @@ static __attribute__((noinline)) int mn_sem_post(sem_t *s)
 
 EXPORT WEFT_HOT_ENTRY int sem_post(sem_t *s)
 {
+	struct wsem *w = wsem_of(s);
+	if (likely(w && !w->private && !w->waiters.head && w->value < SEM_VALUE_MAX && __weft_m1_fast_self())) {
+		WEFT_HB_RELEASE(s);
+		w->value++;
+		WEFT_FAST_EPILOGUE(EXIT_OTHER);
+		return 0;
+	}
 	/* M:1: the entry's tests once (rt.h, __weft_m1_enter) */
 	WEFT_M1_FAST_RETURN((WEFT_HB_RELEASE(s), post(s, false)));
 	if (unlikely(__weft_mn))

@@ -186,10 +186,17 @@ EXPORT WEFT_HOT_ENTRY int pthread_spin_lock(pthread_spinlock_t *s)
 
 EXPORT WEFT_HOT_ENTRY int pthread_spin_trylock(pthread_spinlock_t *s)
 {
+	struct ut *self;
+	if (likely(s && !shared.n && (self = __weft_m1_fast_self()) && *s == 0)) {
+		*s = (int)(self->slot + 2);   /* as pthread_spin_lock's fast path */
+		WEFT_HB_ACQUIRE(s);
+		WEFT_FAST_EPILOGUE(EXIT_OTHER);
+		return 0;
+	}
 	WEFT_CALL();
 	if (!s)
 		return EINVAL;
-	struct ut *self = __weft_self_ensure();
+	self = __weft_self_ensure();
 	if ((shared.n && is_shared(s)) || foreign(s)) {
 		spin_share(s);
 		int one = 1;
