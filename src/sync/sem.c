@@ -198,27 +198,37 @@ static const struct timespec bad_time = { 0, -1 };
  * few loads and stores of an uncontended mutex, with M:1's fast entry
  * (__weft_m1_fast_self: in_weft stays clear, as in pthread_mutex_lock);
  * a wait that has a cancellation due, or would park, and a post that wakes
- * someone take __weft_m1_enter's entry below.  A sem_post + sem_wait pair
- * that never blocks was 14.6 ns on the AMD EPYC guest, pinned, against
- * glibc's 12.4; a post + sem_trywait pair 14.2 against 10.0.
+ * someone take __weft_m1_enter's entry below.  The sem_nowait row (a post,
+ * then a wait that finds the unit) went from 7.1-7.6 ns to 5.5-6.3 on the
+ * AMD EPYC guest, pinned (glibc: 6.1).  The price is paid by the waits and
+ * posts that block: the sem row (ping-pong) 31.5 -> 32.5 ns, from the
+ * added tests and the layout they bring (several orders were tried).
  */
 static inline __attribute__((always_inline)) bool m1_unit_there(struct wsem *w)
 {
-	return w && !w->private && w->value;
+	return w && w->value && !w->private;
 }
 
 EXPORT WEFT_HOT_ENTRY int sem_wait(sem_t *s)
 {
 	struct wsem *w = wsem_of(s);
-	struct ut *self;
-	if (likely(m1_unit_there(w) && (self = __weft_m1_fast_self()) && !__weft_cancel_due(self))) {
-		w->value--;
-		WEFT_HB_ACQUIRE(s);
-		WEFT_FAST_EPILOGUE(EXIT_OTHER);
-		return 0;
+	struct ut *self = __weft_m1_fast_self();
+	if (likely(self)) {
+		if (likely(m1_unit_there(w) && !__weft_cancel_due(self))) {
+			w->value--;
+			WEFT_HB_ACQUIRE(s);
+			WEFT_FAST_EPILOGUE(EXIT_OTHER);
+			return 0;
+		}
+		/* M:1's entry (rt.h, __weft_m1_enter), fast_self answered */
+		struct vp *vp = &__weft_vps[0];
+		if (likely(!vp->in_weft)) {
+			vp->in_weft = 1;
+			int r = __weft_hb_got(s, take_m1(w, 0, NULL, false));
+			WEFT_M1_LEAVE(vp, EXIT_OTHER);
+			return r;
+		}
 	}
-	/* M:1: the entry's tests once (rt.h, __weft_m1_enter) */
-	WEFT_M1_FAST_RETURN(__weft_hb_got(s, take_m1(wsem_of(s), 0, NULL, false)));
 	if (unlikely(__weft_mn) && mn_wait_fast(wsem_of(s)))
 		return 0;
 	WEFT_CALL();
@@ -302,14 +312,23 @@ static __attribute__((noinline)) int mn_sem_post(sem_t *s)
 EXPORT WEFT_HOT_ENTRY int sem_post(sem_t *s)
 {
 	struct wsem *w = wsem_of(s);
-	if (likely(w && !w->private && !w->waiters.head && w->value < SEM_VALUE_MAX && __weft_m1_fast_self())) {
-		WEFT_HB_RELEASE(s);
-		w->value++;
-		WEFT_FAST_EPILOGUE(EXIT_OTHER);
-		return 0;
+	if (likely(__weft_m1_fast_self() != NULL)) {
+		if (likely(w && !w->private && !w->waiters.head && w->value < SEM_VALUE_MAX)) {
+			WEFT_HB_RELEASE(s);
+			w->value++;
+			WEFT_FAST_EPILOGUE(EXIT_OTHER);
+			return 0;
+		}
+		/* M:1's entry (rt.h, __weft_m1_enter), fast_self answered */
+		struct vp *vp = &__weft_vps[0];
+		if (likely(!vp->in_weft)) {
+			vp->in_weft = 1;
+			WEFT_HB_RELEASE(s);
+			int r = post(s, false);
+			WEFT_M1_LEAVE(vp, EXIT_OTHER);
+			return r;
+		}
 	}
-	/* M:1: the entry's tests once (rt.h, __weft_m1_enter) */
-	WEFT_M1_FAST_RETURN((WEFT_HB_RELEASE(s), post(s, false)));
 	if (unlikely(__weft_mn))
 		return mn_sem_post(s);
 	WEFT_CALL();
