@@ -446,6 +446,20 @@ static inline __attribute__((always_inline)) int m1_typed_lock(pthread_mutex_t *
 			WEFT_FAST_EPILOGUE(EXIT_MUTEX_LOCK);
 			return 0;
 		}
+	} else if ((w->kind & ~MK_TYPE_MASK) == MK_PI && !w->owner && !w->waiters.head &&
+		   (self = __weft_m1_fast_self())) {
+		/* a PRIO_INHERIT mutex and nothing more (no robustness, ceiling
+		 * or sharing), free, with no waiter a broadcast moved onto it:
+		 * take()'s work — on the owner's held list, and nothing lent
+		 * (no waiter).  Through the whole entry it was 18.5 ns a
+		 * lock+unlock pair, against glibc's 9.3 (its PI futex word's
+		 * compare-and-swap, no system call when nobody waits). */
+		w->owner = self;
+		w->count = 0;
+		__weft_held_link(w, self);
+		WEFT_HB_ACQUIRE(m);
+		WEFT_FAST_EPILOGUE(EXIT_MUTEX_LOCK);
+		return 0;
 	}
 	if (unlikely(__weft_mn))
 		return mn_mutex_lock(m);
@@ -610,6 +624,17 @@ static inline __attribute__((always_inline)) int m1_typed_unlock(pthread_mutex_t
 			return 0;
 		}
 		return WEFT_SLOW_CALL(m1_hand_over(m, w));
+	}
+	if ((w->kind & ~MK_TYPE_MASK) == MK_PI && !w->waiters.head && (self = __weft_m1_fast_self()) &&
+	    w->owner == self && !w->count && (self->prio > 0 || self->prio == self->base_prio)) {
+		/* PRIO_INHERIT, as m1_typed_lock's: release() with nobody to
+		 * hand it to and nothing lent that the owner runs at
+		 * (release_protocol's "no change") */
+		WEFT_HB_RELEASE(m);
+		__weft_held_unlink(w, self);
+		w->owner = NULL;
+		WEFT_FAST_EPILOGUE(EXIT_OTHER);
+		return 0;
 	}
 	if (unlikely(__weft_mn))
 		return mn_mutex_unlock(m);
