@@ -356,10 +356,14 @@ bool __weft_io_fd_closing(int fd)
  * process now. */
 static void all_shared(void)
 {
+	/* a store only where the bit is set: each store to a page of the
+	 * table that fork made copy-on-write is a page fault, in the parent
+	 * as in the child */
 	for (unsigned p = 0; p < FD_LIMIT / FD_PAGE; p++)
 		if (pages[p])
 			for (unsigned i = 0; i < FD_PAGE; i++)
-				pages[p][i].misc &= (uint8_t)~M_LOCAL;
+				if (pages[p][i].misc & M_LOCAL)
+					pages[p][i].misc &= (uint8_t)~M_LOCAL;
 }
 
 void __weft_io_fd_after_fork_parent(void)
@@ -376,9 +380,13 @@ void __weft_io_fd_after_fork(void)
 			continue;
 		for (unsigned i = 0; i < FD_PAGE; i++) {
 			struct io_fd *f = &page[i];
-			f->waiters[IO_IN] = f->waiters[IO_OUT] = NULL;   /* the parent's UTs */
-			f->flags &= (uint8_t)~F_REGISTERED;
-			f->ready = 0;
+			/* stores only where something changes (all_shared says why) */
+			if (f->waiters[IO_IN] || f->waiters[IO_OUT])
+				f->waiters[IO_IN] = f->waiters[IO_OUT] = NULL;   /* the parent's UTs */
+			if (f->flags & F_REGISTERED)
+				f->flags &= (uint8_t)~F_REGISTERED;
+			if (f->ready)
+				f->ready = 0;
 			if (f->misc & M_ORPHAN) {
 				io_sys1(SYS_close, (int)(p * FD_PAGE + i));
 				f->gen++;

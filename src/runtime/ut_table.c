@@ -23,7 +23,10 @@ static struct ut *chunks[MAX_CHUNKS];
 static uint32_t nslots;                  /* slots that exist */
 static uint32_t used_end;                /* one past the highest slot ever handed out:
 					  * a walk of the table stops there */
-static uint32_t free_head = UINT32_MAX;  /* free slots, linked through q_next slot numbers */
+static uint32_t free_head = UINT32_MAX;  /* freed slots, linked through q_next slot numbers */
+static uint32_t fresh;                   /* slots from here to nslots were never handed
+					  * out: untouched zero pages (state UT_FREE,
+					  * generation 0, which no handle carries) */
 static uint32_t nfree;
 
 static inline struct ut *slot_ut(uint32_t slot)
@@ -45,14 +48,12 @@ static int grow(void)
 	/* a slot keeps its UT's key values for the next (lsan_roots.c) */
 	__weft_lsan_root(p, CHUNK_SLOTS * sizeof(struct ut));
 	chunks[c] = p;
-	/* Push in reverse so low slots are handed out first. */
-	for (uint32_t i = CHUNK_SLOTS; i-- > 0;) {
-		struct ut *t = &chunks[c][i];
-		t->slot = nslots + i;
-		t->gen = 1;
-		t->q_next = (struct ut *)(uintptr_t)free_head;
-		free_head = t->slot;
-	}
+	/* Its slots are handed out in order from `fresh`, each written only
+	 * then: until the twenty-ninth stop a free list was threaded through
+	 * all 4,096 at once, which made the whole 1.5 MiB resident in every
+	 * process at start-up, and every fork copied and write-protected its
+	 * page table entries. */
+	fresh = nslots;
 	nslots += CHUNK_SLOTS;
 	nfree += CHUNK_SLOTS;
 	return 0;
@@ -76,10 +77,17 @@ zero_ut(struct ut *t)
 
 struct ut *__weft_ut_alloc(void)
 {
-	if (free_head == UINT32_MAX && grow() != 0)
-		return NULL;
-	struct ut *t = slot_ut(free_head);
-	free_head = (uint32_t)(uintptr_t)t->q_next;
+	struct ut *t;
+	if (free_head != UINT32_MAX) {
+		t = slot_ut(free_head);
+		free_head = (uint32_t)(uintptr_t)t->q_next;
+	} else {
+		if (fresh == nslots && grow() != 0)
+			return NULL;
+		t = slot_ut(fresh);
+		t->slot = fresh++;
+		t->gen = 1;
+	}
 	nfree--;
 	if (t->slot >= used_end)
 		used_end = t->slot + 1;
