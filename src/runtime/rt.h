@@ -1965,14 +1965,22 @@ static inline __attribute__((always_inline)) struct ut *__weft_m1_fast_self(void
  * NULL: the call takes the whole entry.  Both sit in the exported
  * function itself, as WEFT_CALL does.
  */
-static inline __attribute__((always_inline)) struct vp *__weft_m1_enter(void)
+/* __weft_m1_enter's second half, for a caller that has had
+ * __weft_m1_fast_self's answer already (a fast path that found it had to
+ * wait or wake someone): VP 0 with in_weft set, or NULL for a call from
+ * inside Weft (WEFT_CALL then counts it as nested). */
+static inline __attribute__((always_inline)) struct vp *__weft_m1_enter_known(void)
 {
 	struct vp *vp = &__weft_vps[0];
-	if (likely(__weft_m1_fast_self() != NULL && !vp->in_weft)) {
+	if (likely(!vp->in_weft)) {
 		vp->in_weft = 1;
 		return vp;
 	}
 	return NULL;
+}
+static inline __attribute__((always_inline)) struct vp *__weft_m1_enter(void)
+{
+	return likely(__weft_m1_fast_self() != NULL) ? __weft_m1_enter_known() : NULL;
 }
 #define WEFT_M1_LEAVE(vp, p)                  \
 	do {                                  \

@@ -397,14 +397,13 @@ static inline __attribute__((always_inline)) int m1_wait_body(pthread_mutex_t *m
 /* The caller found it M:1's running UT on VP 0 (__weft_m1_fast_self), so
  * WEFT_CALL's questions are answered but one: a call from inside Weft
  * (in_weft set: a nested call, which WEFT_CALL counts) takes the whole
- * entry.  Else M:1's entry, as the condition wait's (__weft_m1_enter
- * without its repeated fast_self): 48 of the hand-off row's 452
- * instructions were the two WEFT_CALLs here and in m1_hand_over. */
+ * entry.  Else M:1's entry, as the condition wait's (__weft_m1_enter_known:
+ * no repeated fast_self): 48 of the hand-off row's 452 instructions were
+ * the two WEFT_CALLs here and in m1_hand_over. */
 static __attribute__((noinline)) int m1_wait(pthread_mutex_t *m, struct wmutex *w, struct ut *self)
 {
-	struct vp *vp = &__weft_vps[0];
-	if (likely(!vp->in_weft)) {
-		vp->in_weft = 1;
+	struct vp *vp = __weft_m1_enter_known();
+	if (likely(vp)) {
 		int r = m1_wait_body(m, w, self);
 		WEFT_M1_LEAVE(vp, r == 0 ? EXIT_MUTEX_LOCK : EXIT_OTHER);
 		return r;
@@ -494,10 +493,11 @@ EXPORT int pthread_mutex_trylock(pthread_mutex_t *m)
 {
 	struct wmutex *w = wmutex_of(m);
 	struct ut *self;
-	/* M:1, a free mutex with no protocol, robustness or sharing, or a
-	 * recursive one the caller holds: as pthread_mutex_lock's fast paths
-	 * (a trylock + unlock pair went through WEFT_CALL: 15.7 ns on the AMD
-	 * EPYC guest, pinned, against glibc's 12.4) */
+	/* M:1, a mutex with no protocol, robustness or sharing that is free
+	 * (taken) or held by another UT (EBUSY): as pthread_mutex_lock's fast
+	 * paths; the caller's own relock takes the whole entry (a trylock +
+	 * unlock pair went through WEFT_CALL: 15.7 ns on the AMD EPYC guest,
+	 * pinned, against glibc's 12.4) */
 	if (likely(w && (w->kind & ~MK_TYPE_MASK) == 0 && (self = __weft_m1_fast_self()))) {
 		if (likely(!w->owner)) {
 			w->owner = self;
@@ -589,9 +589,8 @@ WEFT_SLOW_PART int mutex_unlock_entry(pthread_mutex_t *m)
  * whoever holds it (unlock_slow's rule): hand it to the first waiter. */
 static __attribute__((noinline)) int m1_hand_over(pthread_mutex_t *m, struct wmutex *w)
 {
-	struct vp *vp = &__weft_vps[0];   /* M:1's entry, as m1_wait's */
-	if (likely(!vp->in_weft)) {
-		vp->in_weft = 1;
+	struct vp *vp = __weft_m1_enter_known();   /* M:1's entry, as m1_wait's */
+	if (likely(vp)) {
 		WEFT_HB_RELEASE(m);
 		release(w, true);
 		WEFT_M1_LEAVE(vp, EXIT_OTHER);

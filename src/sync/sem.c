@@ -220,10 +220,8 @@ EXPORT WEFT_HOT_ENTRY int sem_wait(sem_t *s)
 			WEFT_FAST_EPILOGUE(EXIT_OTHER);
 			return 0;
 		}
-		/* M:1's entry (rt.h, __weft_m1_enter), fast_self answered */
-		struct vp *vp = &__weft_vps[0];
-		if (likely(!vp->in_weft)) {
-			vp->in_weft = 1;
+		struct vp *vp = __weft_m1_enter_known();   /* M:1's entry */
+		if (likely(vp)) {
 			int r = __weft_hb_got(s, take_m1(w, 0, NULL, false));
 			WEFT_M1_LEAVE(vp, EXIT_OTHER);
 			return r;
@@ -319,10 +317,8 @@ EXPORT WEFT_HOT_ENTRY int sem_post(sem_t *s)
 			WEFT_FAST_EPILOGUE(EXIT_OTHER);
 			return 0;
 		}
-		/* M:1's entry (rt.h, __weft_m1_enter), fast_self answered */
-		struct vp *vp = &__weft_vps[0];
-		if (likely(!vp->in_weft)) {
-			vp->in_weft = 1;
+		struct vp *vp = __weft_m1_enter_known();   /* M:1's entry */
+		if (likely(vp)) {
 			WEFT_HB_RELEASE(s);
 			int r = post(s, false);
 			WEFT_M1_LEAVE(vp, EXIT_OTHER);

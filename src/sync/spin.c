@@ -172,31 +172,33 @@ WEFT_SLOW_PART int spin_lock_entry(pthread_spinlock_t *s)
  * (__weft_m1_fast_self), as a default mutex is.  An uncontended
  * lock+unlock pair went through WEFT_CALL's entry and end: 9.3 ns on the
  * AMD EPYC guest, pinned; now 5.7, against glibc's lock-prefixed 5.2. */
-EXPORT WEFT_HOT_ENTRY int pthread_spin_lock(pthread_spinlock_t *s)
+static inline __attribute__((always_inline)) bool m1_spin_take(pthread_spinlock_t *s)
 {
 	struct ut *self;
 	if (likely(s && !shared.n && (self = __weft_m1_fast_self()) && *s == 0)) {
 		*s = (int)(self->slot + 2);
 		WEFT_HB_ACQUIRE(s);
 		WEFT_FAST_EPILOGUE(EXIT_OTHER);
-		return 0;
+		return true;
 	}
+	return false;
+}
+
+EXPORT WEFT_HOT_ENTRY int pthread_spin_lock(pthread_spinlock_t *s)
+{
+	if (likely(m1_spin_take(s)))
+		return 0;
 	return WEFT_SLOW_CALL(spin_lock_entry(s));
 }
 
 EXPORT WEFT_HOT_ENTRY int pthread_spin_trylock(pthread_spinlock_t *s)
 {
-	struct ut *self;
-	if (likely(s && !shared.n && (self = __weft_m1_fast_self()) && *s == 0)) {
-		*s = (int)(self->slot + 2);   /* as pthread_spin_lock's fast path */
-		WEFT_HB_ACQUIRE(s);
-		WEFT_FAST_EPILOGUE(EXIT_OTHER);
+	if (likely(m1_spin_take(s)))
 		return 0;
-	}
 	WEFT_CALL();
 	if (!s)
 		return EINVAL;
-	self = __weft_self_ensure();
+	struct ut *self = __weft_self_ensure();
 	if ((shared.n && is_shared(s)) || foreign(s)) {
 		spin_share(s);
 		int one = 1;
