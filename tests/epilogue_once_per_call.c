@@ -167,6 +167,9 @@ static const char *exempt[] = {
 	"thrd_sleep", "mtx_init", "mtx_lock", "mtx_trylock", "mtx_unlock", "mtx_destroy", "mtx_timedlock",
 	"cnd_init", "cnd_signal", "cnd_broadcast", "cnd_destroy", "cnd_wait", "cnd_timedwait", "tss_create",
 	"tss_delete", "tss_get", "tss_set", "call_once",
+	/* ptrace (io/child.c): the kernel's call; it only marks the process
+	 * as one whose waits for children are the kernel's own */
+	"ptrace",
 	/* namespaces (posix/namespace.c): the kernel's call, and at most a
 	 * wait for the monitor's end; no UT switches, none is woken */
 	"unshare", "setns",

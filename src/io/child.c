@@ -19,11 +19,31 @@
  * before it unwinds: the list would otherwise point into a frame gone.
  * Also posix/system.c's wait for its shell (__weft_io_waitpid): the same
  * wait, inside that call.
+ *
+ * Stops the waiter must hear of at once are the kernel's own blocking wait,
+ * made in the blocking bracket (runtime/handoff.c: only the caller waits,
+ * its VP handed to a spare kernel thread when another UT exists, kept
+ * when it is alone): a wait with WUNTRACED or WCONTINUED, and every wait of
+ * a process that may be a tracer, for which wait reports each ptrace stop
+ * of a tracee whatever the options (strace, gdb: a pidfd wait never woke
+ * for them, and `strace true` under Weft waited forever).  A process may
+ * be a tracer (`tracing`, for good) once it has called ptrace (the wrapper
+ * here), or once a child it forked has asked to be traced: PTRACE_TRACEME
+ * makes the parent the tracer before the parent calls anything, and the
+ * parent may already be parked on the child's pidfd.  So the first fork
+ * makes an eventfd the children inherit (trace_efd, close-on-exec, a
+ * hidden number); a child's PTRACE_TRACEME adds 1 to it first, and every
+ * parked wait of the family watches it: once it is readable, the waiter
+ * sets `tracing` and asks again, in the bracket.  A vfork child's
+ * PTRACE_TRACEME sets the parent's `tracing` itself (one memory).
  */
 #include "io.h"
 
 #include <fcntl.h>
+#include <stdarg.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <sys/ptrace.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 
@@ -34,6 +54,95 @@
 #ifndef P_PIDFD
 #define P_PIDFD 3
 #endif
+
+/* This process may trace a child: its waits are the kernel's own (above).
+ * Set by any VP (atomic, relaxed: a late reader only makes one more pidfd
+ * wait, which trace_efd or the tracee's own call ends), never cleared. */
+static bool tracing;
+/* The family's "a child asked to be traced" counter: made by the first
+ * fork's prepare handler (on the forking kernel thread, a CAS against a
+ * second forking VP), inherited by every child forked since, closed by
+ * exec.  -1 until then. */
+static int trace_efd = -1;
+
+static bool may_trace(void)
+{
+	return __atomic_load_n(&tracing, __ATOMIC_RELAXED);
+}
+
+static void note_tracing(void)
+{
+	if (__atomic_load_n(&tracing, __ATOMIC_RELAXED))
+		return;
+	__weft_pin_carriers();            /* the tracer is this kernel thread: keep it */
+	__atomic_store_n(&tracing, true, __ATOMIC_RELAXED);
+}
+
+/* pthread_atfork's prepare: the family's counter, before the first child. */
+static void trace_prepare(void)
+{
+	if (__atomic_load_n(&trace_efd, __ATOMIC_ACQUIRE) >= 0)
+		return;
+	long fd = io_sys2(SYS_eventfd2, 0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (fd < 0)
+		return;                   /* then a TRACEME child's parent learns at its first ptrace */
+	int h = __weft_io_hide_fd((int)fd);
+	if (h >= 0) {
+		io_sys1(SYS_close, fd);
+		fd = h;
+	}
+	int none = -1;
+	if (!__atomic_compare_exchange_n(&trace_efd, &none, (int)fd, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		io_sys1(SYS_close, fd);
+}
+
+__attribute__((constructor(102))) static void trace_atfork(void)
+{
+	pthread_atfork(trace_prepare, NULL, NULL);
+}
+
+/* trace_efd has been added to: some child of the family asked to be
+ * traced.  One poll, made only when a parked wait woke. */
+static bool trace_asked(int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	struct timespec zero = { 0, 0 };
+	return io_sys5(SYS_ppoll, &p, 1, &zero, 0, 0) == 1 && (p.revents & POLLIN);
+}
+
+/* ptrace, as glibc's: the PEEK requests return the word read (errno 0). */
+EXPORT long ptrace(enum __ptrace_request req, ...)
+{
+	va_list ap;
+	va_start(ap, req);
+	pid_t pid = va_arg(ap, pid_t);
+	void *addr = va_arg(ap, void *);
+	void *data = va_arg(ap, void *);
+	va_end(ap);
+	bool peek = req == PTRACE_PEEKTEXT || req == PTRACE_PEEKDATA || req == PTRACE_PEEKUSER;
+	long word = 0;
+	if (peek)
+		data = &word;
+	note_tracing();
+	if (req == PTRACE_TRACEME) {
+		/* tell the parent before it can see a stop of ours */
+		int fd = __atomic_load_n(&trace_efd, __ATOMIC_ACQUIRE);
+		if (fd >= 0) {
+			uint64_t one = 1;
+			io_sys3(SYS_write, fd, &one, sizeof one);
+		}
+	}
+	long r = __weft_raw_syscall6(SYS_ptrace, req, pid, (long)addr, (long)data, 0, 0);
+	if (r < 0) {
+		errno = (int)-r;
+		return -1;
+	}
+	if (peek) {
+		errno = 0;
+		return word;
+	}
+	return r;
+}
 
 /* UTs waiting for "any child": a fork wakes them. */
 static struct io_waiter *any_waiters[64];
@@ -165,7 +274,7 @@ static enum io_wake wait_children(idtype_t type, id_t id, int options, int64_t *
 	} else {
 		k = children_pidfds(fds, &all);
 	}
-	struct io_rec recs[MAX_PIDFDS];
+	struct io_rec recs[MAX_PIDFDS + 2];
 	unsigned n = 0;
 	if (type == P_PIDFD) {
 		recs[n].fd = (int)id;
@@ -173,6 +282,16 @@ static enum io_wake wait_children(idtype_t type, id_t id, int options, int64_t *
 	}
 	for (int i = 0; i < k; i++) {
 		recs[n].fd = fds[i];
+		recs[n++].dir = IO_IN;
+	}
+	/* a child of the family that asks to be traced ends the wait (the
+	 * caller then waits the kernel's way) */
+	int tfd = __atomic_load_n(&trace_efd, __ATOMIC_ACQUIRE);
+	if (tfd >= 0) {
+		struct io_fd *tf = __weft_io_fd_peek(tfd);
+		if (!tf || tf->kind == K_UNKNOWN)
+			__weft_io_fd_born(tfd, K_NOWAIT, false, false);
+		recs[n].fd = tfd;
 		recs[n++].dir = IO_IN;
 	}
 	struct io_waiter w;
@@ -205,8 +324,17 @@ static enum io_wake wait_children(idtype_t type, id_t id, int options, int64_t *
 		pidfd_drop(fds[i]);
 	if (how == IO_CANCELED)
 		__weft_hooks.cancel_act();       /* tidied: now unwind */
+	if (tfd >= 0 && trace_asked(tfd))
+		note_tracing();
 	*signo = w.signo;
 	return how == IO_TIMEDOUT ? IO_WOKEN : how;
+}
+
+/* A wait that may have to report a stop or a continue: the kernel's own
+ * blocking wait, in the bracket. */
+static bool exact_wait(int options)
+{
+	return (options & (WUNTRACED | WCONTINUED)) || may_trace();
 }
 
 static long do_wait4(pid_t pid, int *status, int options, struct rusage *ru)
@@ -222,6 +350,12 @@ static long do_wait4(pid_t pid, int *status, int options, struct rusage *ru)
 			return r;
 		if (__weft_io_must_block())
 			return io_sys4(SYS_wait4, pid, status, options, ru);
+		if (exact_wait(options)) {
+			const long a[6] = { pid, (long)status, options, (long)ru };
+			const struct weft_bounce b[] = { { 1, WEFT_BOUNCE_OUT, sizeof *status },
+							 { 3, WEFT_BOUNCE_OUT, sizeof *ru } };
+			return __weft_blocking_cancellable_b(SYS_wait4, a, b, 2);
+		}
 		int signo = 0;
 		enum io_wake how = wait_children(type, (id_t)pid, options, &look, &signo);
 		if (how == IO_SIGNALED) {
@@ -294,6 +428,11 @@ static long do_waitid(idtype_t type, id_t id, siginfo_t *info, int options)
 		}
 		if (__weft_io_must_block())
 			return io_sys5(SYS_waitid, type, id, info, options, 0);
+		if (exact_wait(options)) {
+			const long a[6] = { type, (long)id, (long)info, options, 0 };
+			const struct weft_bounce b[] = { { 2, WEFT_BOUNCE_OUT, sizeof *info } };
+			return __weft_blocking_cancellable_b(SYS_waitid, a, b, 1);
+		}
 		int signo = 0;
 		enum io_wake how = wait_children(type, id, options, &look, &signo);
 		if (how == IO_SIGNALED) {

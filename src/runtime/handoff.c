@@ -54,10 +54,19 @@
 
 /* A kernel thread to hand the VP to around a blocking call, or NULL: the
  * call then blocks in place (alone, inside a handler that must not
- * switch, no home for this kernel thread, no spare to be had). */
+ * switch, no home for this kernel thread, no spare to be had, a tracer's
+ * carriers pinned: rt.h). */
+bool __weft_carriers_pinned;
+
+void __weft_pin_carriers(void)
+{
+	__atomic_store_n(&__weft_carriers_pinned, true, __ATOMIC_RELAXED);
+}
+
 static struct kt *handoff_target(struct vp *vp)
 {
-	if (__weft_proc.live < 2 || __weft_noswitch(vp) || !__weft_activations_on())
+	if (__weft_proc.live < 2 || __weft_noswitch(vp) || !__weft_activations_on() ||
+	    __atomic_load_n(&__weft_carriers_pinned, __ATOMIC_RELAXED))
 		return NULL;
 	if (__weft_kt_home_ready(vp->carrier) != 0)
 		return NULL;

@@ -14,6 +14,8 @@
  *     the same PC and SP, the VP's switch count unchanged, not idle, not in
  *     Weft's code (in_weft clear, the PC outside Weft's text), no program
  *     handler over protected code, not a vfork's parent (in_vfork) — and
+ *     the process does not trace (a tracer keeps its carriers: rt.h,
+ *     __weft_carriers_pinned, read relaxed before each takeover) —, and
  *     it decides: take |= TAKE_BUSY
  *     (every entry now goes the slow way, and the slow way waits while
  *     BUSY), a full fence, and a third sample that must still be alike,
@@ -335,6 +337,8 @@ static void take_over(struct vp *vp, pid_t tid, uint64_t switches, const struct 
 	 * and K's tick handler waits while BUSY is up (preempt.c): under BUSY
 	 * that deadlocked tls_allocator_storm with WEFT_VPS=2, one run in 25.
 	 * A spare got for a decision that backs off is kept for the next. */
+	if (__atomic_load_n(&__weft_carriers_pinned, __ATOMIC_RELAXED))
+		return;                   /* a tracer keeps its carriers (rt.h) */
 	struct kt *to = monitor_spare();
 	if (!to)
 		return;

@@ -2204,6 +2204,18 @@ struct kt {
 void __weft_tls_multiple_threads(void) HIDDEN;
 /* Is handing the VP on possible at all (dynamic glibc, WEFT_ACTIVATIONS)? */
 bool __weft_activations_on(void) HIDDEN;
+/* The process traces another (io/child.c: it called ptrace, or a child it
+ * forked asked PTRACE_TRACEME).  The kernel answers ptrace only on the
+ * kernel thread that is the tracer, so from then on every VP keeps its
+ * carrier: no blocking call hands its VP on (handoff.c: it blocks the VP,
+ * as with WEFT_ACTIVATIONS=off) and the monitor takes none (monitor.c).
+ * Set once (atomic store) by whichever UT learns it, never cleared; read
+ * by each carrier before a handoff and by the monitor before a takeover
+ * (relaxed: a takeover the monitor began before the store may still end,
+ * and a ptrace call after it then fails with ESRCH, as a call from another
+ * thread of an NPTL tracer would). */
+extern bool __weft_carriers_pinned HIDDEN;
+void __weft_pin_carriers(void) HIDDEN;
 /* The kernel thread the VP started on (kthread.c). */
 void __weft_kt_init(struct vp *vp) HIDDEN;
 void __weft_kt_after_fork(struct vp *vp) HIDDEN;
