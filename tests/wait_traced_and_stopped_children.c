@@ -23,7 +23,12 @@
  *   waitid   — as traceme, with waitid(P_PID, WEXITED | WSTOPPED);
  *   untraced — no tracing: the child stops itself (SIGSTOP); the parent's
  *              waitpid(WUNTRACED) reports the stop, and after SIGCONT its
- *              waitpid(WCONTINUED) reports the continue, then the exit.
+ *              waitpid(WCONTINUED) reports the continue, then the exit;
+ *   latency  — how late a stop is seen: at once when the waiter is alone
+ *              or traces (the kernel's wait), within the looks beside
+ *              other UTs (the pidfd wait, whose signals stay NPTL's);
+ *   eintr    — an interval timer's handler ends a WUNTRACED wait with
+ *              EINTR, in every one of those settings.
  *
  * Each wait is bounded by an alarm (the old wait never returned from the
  * first two cases); the stop must be seen well before the old 200 ms look
@@ -40,6 +45,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/ptrace.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -195,7 +201,7 @@ static void case_untraced(void)
  * waiting, having written the time down; the parent's WUNTRACED wait must
  * return soon after (the old looks came 10, 30, 70, 150, 310 and 510 ms
  * into the wait: 110 ms late here). */
-static void case_untraced_latency(void)
+static void case_untraced_latency(long long bound_ms)
 {
 	long long *stopped_at = mmap(NULL, sizeof *stopped_at, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
 				     -1, 0);
@@ -214,15 +220,52 @@ static void case_untraced_latency(void)
 	CHECK_EQ(waitpid(pid, &st, WUNTRACED), pid);
 	long long late = now_ms() - __atomic_load_n(stopped_at, __ATOMIC_SEQ_CST);
 	CHECK(WIFSTOPPED(st));
-	if (late >= 50 * TEST_SCALE)
+	if (late >= bound_ms)
 		fprintf(stderr, "the stop was reported %lld ms after it happened\n", late);
-	CHECK(late < 50 * TEST_SCALE);
+	CHECK(late < bound_ms);
 	CHECK_OK(kill(pid, SIGCONT));
 	CHECK_EQ(waitpid(pid, &st, 0), pid);
 	CHECK(WIFEXITED(st));
 	CHECK_EQ(WEXITSTATUS(st), 7);
 	alarm(0);
 	munmap(stopped_at, sizeof *stopped_at);
+}
+
+/* A handler meant for the waiter (an interval timer that bounds the wait,
+ * no SA_RESTART) ends a WUNTRACED wait with EINTR, as under NPTL, alone,
+ * beside other UTs and in a tracer. */
+static volatile sig_atomic_t alarms;
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+	alarms++;
+}
+
+static void case_untraced_eintr(void)
+{
+	struct sigaction sa, old;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_alarm;
+	CHECK_OK(sigaction(SIGALRM, &sa, &old));
+	pid_t pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		sleep(20);
+		_exit(8);
+	}
+	int before = alarms;
+	struct itimerval it = { { 0, 0 }, { 0, 200000 } };
+	CHECK_OK(setitimer(ITIMER_REAL, &it, NULL));
+	int st = 0;
+	errno = 0;
+	CHECK_EQ(waitpid(pid, &st, WUNTRACED), -1);
+	CHECK_EQ(errno, EINTR);
+	CHECK_EQ(alarms, before + 1);
+	CHECK_OK(kill(pid, SIGKILL));
+	CHECK_EQ(waitpid(pid, &st, 0), pid);
+	CHECK(WIFSIGNALED(st));
+	CHECK_OK(sigaction(SIGALRM, &old, NULL));
 }
 
 int main(void)
@@ -238,7 +281,10 @@ int main(void)
 			CHECK_OK(pthread_create(&c, NULL, counter, NULL));
 		long before = count;
 		case_untraced();
-		case_untraced_latency();
+		/* alone, the kernel's wait: at once; beside another UT, the
+		 * pidfd and its looks (10 ms, doubling to 200) */
+		case_untraced_latency(with_counter ? 1000 * TEST_SCALE : 50 * TEST_SCALE);
+		case_untraced_eintr();
 		if (with_counter) {
 			/* the waits lasted over 400 ms: the counter ran */
 			CHECK(count - before > 100);
@@ -270,6 +316,8 @@ int main(void)
 		case_traceme();
 	}
 	case_untraced();
+	case_untraced_latency(50 * TEST_SCALE);
+	case_untraced_eintr();
 	stop_counter = 1;
 	CHECK_OK(pthread_join(c, NULL));
 	/* every ptrace call above came from the tracer's kernel thread: no

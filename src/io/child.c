@@ -21,12 +21,13 @@
  * wait, inside that call.
  *
  * Stops the waiter must hear of at once are the kernel's own blocking wait,
- * made in the blocking bracket (runtime/handoff.c: only the caller waits,
- * its VP handed to a spare kernel thread when another UT exists, kept
- * when it is alone): a wait with WUNTRACED or WCONTINUED, and every wait of
- * a process that may be a tracer, for which wait reports each ptrace stop
- * of a tracee whatever the options (strace, gdb: a pidfd wait never woke
- * for them, and `strace true` under Weft waited forever).  A process may
+ * made in the blocking bracket, kept on the VP (runtime/handoff.c), where
+ * the program's signals still interrupt it: every wait of a process that
+ * may be a tracer, for which wait reports each ptrace stop of a tracee
+ * whatever the options (strace, gdb: a pidfd wait never woke for them, and
+ * `strace true` under Weft waited forever), and a WUNTRACED or WCONTINUED
+ * wait of a UT that is alone (a shell's; beside other UTs it keeps the
+ * pidfd and its looks: exact_wait says why).  A process may
  * be a tracer (`tracing`, for good) once it has called ptrace (the wrapper
  * here), or once a child it forked has asked to be traced: PTRACE_TRACEME
  * makes the parent the tracer before the parent calls anything, and the
@@ -331,10 +332,18 @@ static enum io_wake wait_children(idtype_t type, id_t id, int options, int64_t *
 }
 
 /* A wait that may have to report a stop or a continue: the kernel's own
- * blocking wait, in the bracket. */
+ * blocking wait, in the bracket, where the bracket keeps the VP and the
+ * call stays interruptible by the program's signals: always for a tracer
+ * (its carriers are pinned), and for a WUNTRACED or WCONTINUED wait of a
+ * UT that is alone.  Beside other UTs such a wait would be handed on, and
+ * a handler meant for the caller (an alarm that bounds the wait) would run
+ * only when the child changed state, not end the wait with EINTR: it parks
+ * on the pidfd and looks again now and then, as before. */
 static bool exact_wait(int options)
 {
-	return (options & (WUNTRACED | WCONTINUED)) || may_trace();
+	if (may_trace())
+		return true;
+	return (options & (WUNTRACED | WCONTINUED)) && __atomic_load_n(&__weft_proc.live, __ATOMIC_RELAXED) < 2;
 }
 
 static long do_wait4(pid_t pid, int *status, int options, struct rusage *ru)
