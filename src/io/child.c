@@ -102,6 +102,30 @@ __attribute__((constructor(102))) static void trace_atfork(void)
 	pthread_atfork(trace_prepare, NULL, NULL);
 }
 
+/* trace_efd is Weft's own, as the poller's descriptors are (fd.c): the
+ * program's close, close_range and closefrom leave it, and a dup2 onto
+ * its number moves it first.  Else a program that closes every
+ * descriptor above 2 lost it, and a later file of the program's that
+ * got its number would be watched as the family's counter, and written
+ * to by a child's PTRACE_TRACEME. */
+bool __weft_io_child_owns(int fd)
+{
+	return fd >= 0 && fd == __atomic_load_n(&trace_efd, __ATOMIC_ACQUIRE);
+}
+
+void __weft_io_child_move(int fd)
+{
+	if (!__weft_io_child_owns(fd))
+		return;
+	long d = io_sys3(SYS_fcntl, fd, F_DUPFD_CLOEXEC, fd + 1);
+	if (d < 0)
+		d = __weft_io_hide_fd(fd);
+	if (d < 0)
+		return;                   /* the dup2 takes the number; the counter is lost */
+	__weft_io_fd_born((int)d, K_NOWAIT, false, false);
+	__atomic_store_n(&trace_efd, (int)d, __ATOMIC_RELEASE);
+}
+
 /* trace_efd has been added to: some child of the family asked to be
  * traced.  One poll, made only when a parked wait woke. */
 static bool trace_asked(int fd)

@@ -277,7 +277,7 @@ void __weft_io_timeouts_changed(int fd)
 
 bool __weft_io_fd_is_weft(int fd)
 {
-	if (__weft_io_poller_owns(fd))
+	if (__weft_io_poller_owns(fd) || __weft_io_child_owns(fd))
 		return true;
 	struct io_fd *f = __weft_io_fd_peek(fd);
 	return f && (f->misc & M_ORPHAN);
@@ -312,7 +312,7 @@ void __weft_io_orphan_done(int fd)
 
 bool __weft_io_fd_closing(int fd)
 {
-	if (__weft_io_poller_owns(fd))
+	if (__weft_io_poller_owns(fd) || __weft_io_child_owns(fd))
 		return false;
 	struct io_fd *f = __weft_io_fd_peek(fd);
 	if (!f || f->kind == K_UNKNOWN)
@@ -483,6 +483,7 @@ static long dup_onto(int oldfd, int newfd, int flags, bool dup2)
 		return dup2 ? io_sys2(SYS_dup2, oldfd, newfd) : -EINVAL;
 	if (__weft_io_poller_owns(newfd))
 		__weft_io_poller_move(newfd);
+	__weft_io_child_move(newfd);
 	if (io_sys2(SYS_fcntl, oldfd, F_GETFD) < 0)
 		return -EBADF;                    /* before newfd is touched, as the kernel checks */
 	__weft_io_fd_closing(newfd);

@@ -400,6 +400,10 @@ void __weft_io_waiter_del(struct io_waiter *w) HIDDEN;
 /* fd is one of the poller's own descriptors (the epoll instance, the wake
  * eventfd). */
 bool __weft_io_poller_owns(int fd) HIDDEN;
+/* child.c's descriptor of Weft's own (the family's tracing counter), and
+ * its move out of the way of a dup2 onto its number. */
+bool __weft_io_child_owns(int fd) HIDDEN;
+void __weft_io_child_move(int fd) HIDDEN;
 /* Move the poller's descriptor away from fd (the program dup2s onto it). */
 void __weft_io_poller_move(int fd) HIDDEN;
 /* How many forks this process came out of as the child: a waiter that
