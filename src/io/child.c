@@ -28,15 +28,15 @@
  * `strace true` under Weft waited forever), and a WUNTRACED or WCONTINUED
  * wait of a UT that is alone (a shell's; beside other UTs it keeps the
  * pidfd and its looks: exact_wait says why).  A process may
- * be a tracer (`tracing`, for good) once it has called ptrace (the wrapper
+ * be a tracer (for good: the runtime's pinned carriers) once it has called ptrace (the wrapper
  * here), or once a child it forked has asked to be traced: PTRACE_TRACEME
  * makes the parent the tracer before the parent calls anything, and the
  * parent may already be parked on the child's pidfd.  So the first fork
  * makes an eventfd the children inherit (trace_efd, close-on-exec, a
  * hidden number); a child's PTRACE_TRACEME adds 1 to it first, and every
  * parked wait of the family watches it: once it is readable, the waiter
- * sets `tracing` and asks again, in the bracket.  A vfork child's
- * PTRACE_TRACEME sets the parent's `tracing` itself (one memory).
+ * pins the carriers and asks again, in the bracket.  A vfork child's
+ * PTRACE_TRACEME pins the parent's itself (one memory).
  */
 #include "io.h"
 
@@ -56,27 +56,31 @@
 #define P_PIDFD 3
 #endif
 
-/* This process may trace a child: its waits are the kernel's own (above).
- * Set by any VP (atomic, relaxed: a late reader only makes one more pidfd
- * wait, which trace_efd or the tracee's own call ends), never cleared. */
-static bool tracing;
 /* The family's "a child asked to be traced" counter: made by the first
  * fork's prepare handler (on the forking kernel thread, a CAS against a
  * second forking VP), inherited by every child forked since, closed by
  * exec.  -1 until then. */
 static int trace_efd = -1;
 
+/* This process may trace a child: its waits are the kernel's own (above).
+ * The runtime's pinned carriers are that fact (rt.h: the tracer is the
+ * kernel thread that carries the VP, kept from then on); a late reader
+ * only makes one more pidfd wait, which trace_efd or the tracee's own
+ * call ends. */
 static bool may_trace(void)
 {
-	return __atomic_load_n(&tracing, __ATOMIC_RELAXED);
+	return __atomic_load_n(&__weft_carriers_pinned, __ATOMIC_RELAXED);
 }
 
-static void note_tracing(void)
+/* A descriptor of Weft's own just opened: moved above the program's
+ * numbers (fd.c), and its number returned. */
+static int hidden(long fd)
 {
-	if (__atomic_load_n(&tracing, __ATOMIC_RELAXED))
-		return;
-	__weft_pin_carriers();            /* the tracer is this kernel thread: keep it */
-	__atomic_store_n(&tracing, true, __ATOMIC_RELAXED);
+	int h = __weft_io_hide_fd((int)fd);
+	if (h < 0)
+		return (int)fd;
+	io_sys1(SYS_close, fd);
+	return h;
 }
 
 /* pthread_atfork's prepare: the family's counter, before the first child. */
@@ -84,16 +88,12 @@ static void trace_prepare(void)
 {
 	if (__atomic_load_n(&trace_efd, __ATOMIC_ACQUIRE) >= 0)
 		return;
-	long fd = io_sys2(SYS_eventfd2, 0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (fd < 0)
+	long e = io_sys2(SYS_eventfd2, 0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (e < 0)
 		return;                   /* then a TRACEME child's parent learns at its first ptrace */
-	int h = __weft_io_hide_fd((int)fd);
-	if (h >= 0) {
-		io_sys1(SYS_close, fd);
-		fd = h;
-	}
+	int fd = hidden(e);
 	int none = -1;
-	if (!__atomic_compare_exchange_n(&trace_efd, &none, (int)fd, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+	if (!__atomic_compare_exchange_n(&trace_efd, &none, fd, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 		io_sys1(SYS_close, fd);
 }
 
@@ -148,7 +148,7 @@ EXPORT long ptrace(enum __ptrace_request req, ...)
 	long word = 0;
 	if (peek)
 		data = &word;
-	note_tracing();
+	__weft_pin_carriers();            /* the tracer is this kernel thread: keep it */
 	if (req == PTRACE_TRACEME) {
 		/* tell the parent before it can see a stop of ours */
 		int fd = __atomic_load_n(&trace_efd, __ATOMIC_ACQUIRE);
@@ -184,16 +184,12 @@ void __weft_io_children_changed(void)
 
 static int pidfd_for(pid_t pid)
 {
-	long fd = io_sys2(SYS_pidfd_open, pid, 0);
-	if (fd < 0)
+	long p = io_sys2(SYS_pidfd_open, pid, 0);
+	if (p < 0)
 		return -1;
-	int h = __weft_io_hide_fd((int)fd);
-	if (h >= 0) {
-		io_sys1(SYS_close, fd);
-		fd = h;
-	}
-	__weft_io_fd_born((int)fd, K_NOWAIT, false, false);
-	return (int)fd;
+	int fd = hidden(p);
+	__weft_io_fd_born(fd, K_NOWAIT, false, false);
+	return fd;
 }
 
 static void pidfd_drop(int fd)
@@ -350,7 +346,7 @@ static enum io_wake wait_children(idtype_t type, id_t id, int options, int64_t *
 	if (how == IO_CANCELED)
 		__weft_hooks.cancel_act();       /* tidied: now unwind */
 	if (tfd >= 0 && trace_asked(tfd))
-		note_tracing();
+		__weft_pin_carriers();
 	*signo = w.signo;
 	return how == IO_TIMEDOUT ? IO_WOKEN : how;
 }

@@ -52,10 +52,7 @@
 #include <string.h>
 #include <sys/syscall.h>
 
-/* A kernel thread to hand the VP to around a blocking call, or NULL: the
- * call then blocks in place (alone, inside a handler that must not
- * switch, no home for this kernel thread, no spare to be had, a tracer's
- * carriers pinned: rt.h). */
+/* rt.h says who sets and who reads it. */
 bool __weft_carriers_pinned;
 
 void __weft_pin_carriers(void)
@@ -63,6 +60,10 @@ void __weft_pin_carriers(void)
 	__atomic_store_n(&__weft_carriers_pinned, true, __ATOMIC_RELAXED);
 }
 
+/* A kernel thread to hand the VP to around a blocking call, or NULL: the
+ * call then blocks in place (alone, inside a handler that must not
+ * switch, no home for this kernel thread, no spare to be had, a tracer's
+ * carriers pinned: rt.h). */
 static struct kt *handoff_target(struct vp *vp)
 {
 	if (__weft_proc.live < 2 || __weft_noswitch(vp) || !__weft_activations_on() ||

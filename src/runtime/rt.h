@@ -2210,8 +2210,8 @@ bool __weft_activations_on(void) HIDDEN;
  * carrier: no blocking call hands its VP on (handoff.c: it blocks the VP,
  * as with WEFT_ACTIVATIONS=off) and the monitor takes none (monitor.c).
  * Set once (atomic store) by whichever UT learns it, never cleared; read
- * by each carrier before a handoff and by the monitor before a takeover
- * (relaxed: a takeover the monitor began before the store may still end,
+ * by each carrier before a handoff, by the monitor before a takeover, and
+ * by io/child.c's waits as "this process may trace" (relaxed: a takeover the monitor began before the store may still end,
  * and a ptrace call after it then fails with ESRCH, as a call from another
  * thread of an NPTL tracer would). */
 extern bool __weft_carriers_pinned HIDDEN;
