@@ -108,8 +108,13 @@ void __weft_monitor_unpark(void)
 }
 
 /* True on the monitor's own kernel thread only (its TLS; every other
- * thread, UTs included, reads false). */
-static __thread bool on_monitor;
+ * thread, UTs included, reads false).  Initial-exec: read at a fixed
+ * offset from the thread pointer, never through __tls_get_addr, which
+ * ASan intercepts and answers with its record of the thread, found by
+ * pthread_getspecific, which comes back here: a program built with
+ * -fsanitize=address on libweft.so (or under weftrun) recursed until its
+ * stack ran out, at its first call. */
+static __thread bool on_monitor __attribute__((tls_model("initial-exec")));
 
 bool __weft_on_monitor(void)
 {
