@@ -57,7 +57,8 @@ EXPORT int sched_get_priority_min(int policy)
 
 EXPORT WEFT_HOT_ENTRY int sched_yield(void)
 {
-	/* M:1: the entry's tests once, not once per layer */
+	/* M:1: the entry's tests once, not once per layer.  (A sanitizer
+	 * runtime's own calls come not here: runtime/san_text.c.) */
 	struct vp *vp = __weft_m1_enter();
 	if (likely(vp)) {
 		__weft_yield_on(vp);

@@ -53,50 +53,10 @@ void __weft_epilogue_slow(enum exit_point p)
 }
 
 #if defined(__SANITIZE_ADDRESS__) || WEFT_TSAN
-#include <dlfcn.h>
-#include <link.h>
-#include <sanitizer/common_interface_defs.h>
-
-/* The sanitizer runtime's executable code, [lo, hi); 0, 0 when it is not
- * a shared object of its own (linked into the program, where its range
- * would be the program's too).  Written once by __weft_san_runtime_find at
- * start-up, before a second kernel thread exists; read by every VP's
- * epilogue after. */
-static uintptr_t san_lo, san_hi;
-
-static int find_text(struct dl_phdr_info *info, size_t size, void *arg)
-{
-	(void)size;
-	uintptr_t base = *(uintptr_t *)arg;
-	if ((uintptr_t)info->dlpi_addr != base)
-		return 0;
-	for (int i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
-			continue;
-		uintptr_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_memsz;
-		if (!san_lo || lo < san_lo)
-			san_lo = lo;
-		if (hi > san_hi)
-			san_hi = hi;
-	}
-	return 1;
-}
-
-void __weft_san_runtime_find(void)
-{
-	Dl_info in, prog;
-	if (!dladdr((void *)__sanitizer_print_stack_trace, &in) || !in.dli_fbase ||
-	    !dladdr((void *)__weft_san_runtime_find, &prog) || prog.dli_fbase == in.dli_fbase)
-		return;
-	/* dlpi_addr is the load bias; a shared object's bias is its base */
-	uintptr_t base = (uintptr_t)in.dli_fbase;
-	dl_iterate_phdr(find_text, &base);
-}
-
+/* the sanitizer runtime's range: san_text.c */
 void __weft_epilogue_from(enum exit_point p, const void *ra)
 {
-	if ((uintptr_t)ra - san_lo < san_hi - san_lo)
+	if (__weft_called_by_san(ra))
 		return;
 	__weft_epilogue_slow(p);
 }

@@ -23,6 +23,12 @@
  * are on paths that map or unmap, never on a switch or a create from the
  * pool.  Callers: the mapping's owner, on the VP's mainline (under the
  * runtime lock with M:N); LeakSanitizer's own list takes its own lock.
+ *
+ * Lock order: the runtime lock, then LeakSanitizer's.  A leak check holds
+ * LeakSanitizer's lock (and, while the world is stopped, its allocator's)
+ * throughout, and the calls it makes meanwhile (sched_yield, its
+ * symboliser's open, read, close) go to glibc, not to Weft (san_text.c):
+ * it never waits for the runtime lock or a UT.
  */
 #include "rt.h"
 
@@ -44,8 +50,10 @@ void __weft_lsan_unroot(const void *p, size_t size)
 #if defined(__SANITIZE_ADDRESS__)
 /*
  * A UT's fake stack: ASan makes it at the UT's first fake frame and
- * destroys it at the UT's last switch (sched.c, san_leave); Weft sees it
- * from the UT's first switch out (ut->asan_fake).  LeakSanitizer scans a
+ * destroys it at the UT's last switch (sched.c, san_leave); Weft asks for
+ * it at the UT's first switch out, before it tells ASan the UT leaves
+ * (__asan_get_current_fake_stack: it makes one then if the UT made no
+ * fake frame yet, and returns NULL with fake stacks off).  LeakSanitizer scans a
  * kernel thread's current fake stack only, so the locals of a blocked UT
  * that lived on its fake stack went unscanned: with one VP one of the
  * eight holders of asan_leaks_kept_by_uts (uar1) lost its block, every
@@ -65,17 +73,17 @@ void __weft_lsan_unroot(const void *p, size_t size)
  */
 enum { FAKE_CLASSES = 11, FAKE_HEADER = 4096, FAKE_MIN_FRAME_LOG = 6 };
 
-void __weft_lsan_root_fake_stack(struct ut *t)
+void __weft_lsan_root_fake_stack(struct ut *t, void *fake)
 {
-	if (!__lsan_register_root_region)
+	if (!__lsan_register_root_region || !fake)
 		return;
-	/* called once a life (san_leave: asan_fake_root unset); ASan keeps
+	/* called until named (san_leave: asan_fake_root unset); ASan keeps
 	 * one fake stack for a fiber until its end */
-	uintptr_t log = ((const uintptr_t *)t->asan_fake)[FAKE_CLASSES];
+	uintptr_t log = ((const uintptr_t *)fake)[FAKE_CLASSES];
 	if (log < 10 || log > 30)
 		return;
 	uintptr_t flags = (uintptr_t)1 << (log + 1 - FAKE_MIN_FRAME_LOG);
-	uintptr_t frames = (uintptr_t)t->asan_fake + FAKE_HEADER + flags;
+	uintptr_t frames = (uintptr_t)fake + FAKE_HEADER + flags;
 	size_t size = (size_t)FAKE_CLASSES << log;
 	__lsan_register_root_region((const void *)frames, size);
 	t->asan_fake_root = (void *)frames;

@@ -1479,8 +1479,22 @@ bool __weft_guest_leave(void) HIDDEN;
  * in the process; nothing otherwise (lsan_roots.c). */
 void __weft_lsan_root(const void *p, size_t size) HIDDEN;
 void __weft_lsan_unroot(const void *p, size_t size) HIDDEN;
+/* ---- a sanitizer runtime in the process (san_text.c) ----
+ * [__weft_san_lo, __weft_san_hi): the executable range of a sanitizer
+ * runtime that is a shared object of its own; 0, 0 otherwise.  Written
+ * once at start-up (__weft_san_runtime_find, in __weft_init, which also
+ * points that runtime's own sched_yield at the kernel's) before a second
+ * kernel thread exists, read by every VP after, never written again. */
+extern uintptr_t __weft_san_lo HIDDEN, __weft_san_hi HIDDEN;
+void __weft_san_runtime_find(void) HIDDEN;
+/* True if ra, a return address, is in the sanitizer runtime's code: the
+ * call was the runtime's own, not the program's. */
+static inline bool __weft_called_by_san(const void *ra)
+{
+	return (uintptr_t)ra - __weft_san_lo < __weft_san_hi - __weft_san_lo;
+}
 #if defined(__SANITIZE_ADDRESS__)
-void __weft_lsan_root_fake_stack(struct ut *t) HIDDEN;
+void __weft_lsan_root_fake_stack(struct ut *t, void *fake) HIDDEN;
 void __weft_lsan_unroot_fake_stack(struct ut *t) HIDDEN;
 #endif
 #if defined(__SANITIZE_ADDRESS__) || WEFT_TSAN
@@ -1497,8 +1511,6 @@ void __weft_epilogue_from(enum exit_point p, const void *ra) HIDDEN;
 		if (unlikely(__weft_vp()->exit_hook))                    \
 			__weft_epilogue_from((p), __builtin_return_address(0)); \
 	} while (0)
-/* At start-up: where the sanitizer's runtime's code is (epilogue.c). */
-void __weft_san_runtime_find(void) HIDDEN;
 #else
 #define WEFT_CALL_EPILOGUE(p) __weft_epilogue(p)
 #endif

@@ -47,18 +47,26 @@
  * stay on with any number of kernel threads, and a UT keeps its fake
  * frames on whichever carries it (asan_fake_stacks_across_kthreads). */
 #if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
 #include <sanitizer/common_interface_defs.h>
 static inline void san_leave(struct ut *prev, struct ut *next)
 {
 	bool ends = prev->state == UT_EXITING;
+	/* A switched-out UT's fake frames are LeakSanitizer's roots
+	 * (lsan_roots.c): named at its first switch out, and unnamed at its
+	 * last before ASan destroys them, each while prev is still its
+	 * kernel thread's fiber, whose fake stack every check scans.  Named
+	 * after ASan was told prev left, the frames were scanned nowhere in
+	 * between, and the naming waits there for LeakSanitizer's lock, which
+	 * a check on another VP holds throughout: that check could report a
+	 * block only those frames held (not seen in practice: a copy of the
+	 * pointer on the real stack usually hid it). */
 	if (ends)
-		__weft_lsan_unroot_fake_stack(prev);      /* before ASan destroys it */
+		__weft_lsan_unroot_fake_stack(prev);
+	else if (unlikely(!prev->asan_fake_root))
+		__weft_lsan_root_fake_stack(prev, __asan_get_current_fake_stack());
 	__sanitizer_start_switch_fiber(ends ? NULL : &prev->asan_fake, next->stack.lo,
 				       (size_t)(next->stack.hi - next->stack.lo));
-	/* a switched-out UT's fake frames are LeakSanitizer's roots
-	 * (lsan_roots.c): named at the first switch out after ASan made it */
-	if (!ends && unlikely(prev->asan_fake && !prev->asan_fake_root))
-		__weft_lsan_root_fake_stack(prev);
 }
 static inline void san_enter(struct ut *self)
 {

@@ -269,6 +269,7 @@ void __weft_init(void)
 #if WEFT_TSAN
 	__weft_tsan_init(t);
 #endif
+	__weft_san_runtime_find();    /* before any other kernel thread (san_text.c) */
 	if (__weft_timer_reserve(64) != 0)
 		__weft_die("cannot allocate the timer heap at start-up");
 	__weft_timer_gate_begin();
@@ -290,9 +291,6 @@ void __weft_init(void)
 				    proc->cfg.vps);
 	}
 	__weft_dump_signal_init();
-#if defined(__SANITIZE_ADDRESS__) || WEFT_TSAN
-	__weft_san_runtime_find();
-#endif
 	__weft_sig_init_main(t);
 	pthread_atfork(before_fork, after_fork_parent, after_fork_child);
 	errno = saved;
