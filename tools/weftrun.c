@@ -12,7 +12,9 @@
  * program with libweft preloaded.  Invariant: weftrun itself never starts
  * Weft (it is not linked with it) and leaves the environment untouched
  * except for the variables its options name and LD_PRELOAD, to which the
- * library is prepended (so a user's own preloads still load, after it).
+ * library is prepended (so a user's own preloads still load, after it),
+ * and before it the sanitizer runtime a program built with
+ * -fsanitize=address or =leak needs (sanitizer_preload.c).
  *
  * The library is found relative to this executable, as installed
  * (<bindir>/<rel>/libweft.so.0, WEFT_REL_LIBDIR), then at its build-tree
@@ -32,6 +34,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "sanitizer_preload.h"
 #include "seeds.h"
 
 #ifndef WEFT_VERSION
@@ -281,6 +284,11 @@ int main(int argc, char **argv)
 		return 127;
 	}
 	set_preload(lib);
+	/* a program built with -fsanitize=address (or =leak) gets its
+	 * runtime first, as it would be linked (sanitizer_preload.c) */
+	char san[64];
+	if (weftrun_sanitizer_runtime(argv[prog], san, sizeof san))
+		set_preload(san);
 	const char *seeds = getenv("WEFTRUN_SEEDS");
 	if (seeds && *seeds)
 		return run_seeds(argv[0], seeds, &argv[prog]);

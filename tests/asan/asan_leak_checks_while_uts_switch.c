@@ -28,10 +28,14 @@
  * only pointer to a block of its own, and a check must report it (and
  * symbolise its stack); the block is freed after.  The churners count
  * their rounds, and each check must see them go on (the world restarted).
- * A hang is the ctest timeout's to catch.
+ * A hang is the ctest timeout's to catch.  The release suite also builds
+ * it as a plain pthread program (no -lweft) and runs it under weftrun,
+ * which must preload ASan's runtime ahead of Weft (WEFT_TEST_EXPECT_WEFT:
+ * Weft's calls must be there).
  */
 #include "check.h"
 
+#include <dlfcn.h>
 #include <sanitizer/lsan_interface.h>
 #include <semaphore.h>
 #include <stdatomic.h>
@@ -141,6 +145,10 @@ static void *checker(void *arg)
 
 int main(void)
 {
+	/* built without -lweft and run under weftrun (tests/asan/CMakeLists.txt):
+	 * the threads must be Weft's */
+	if (getenv("WEFT_TEST_EXPECT_WEFT"))
+		CHECK(dlsym(RTLD_DEFAULT, "weft_stats_get") != NULL);
 	CHECK_OK(pthread_key_create(&key, NULL));
 	pthread_t c[CHURNERS], k;
 	for (long i = 0; i < CHURNERS; i++)
