@@ -38,6 +38,13 @@
  * Weft's own signals are then the only ones K takes, so an EINTR of a
  * handed call with no request due is Weft's, and the call is made again.
  *
+ * A call kept on the VP is made in the same stretch, cancellation point
+ * or not (kept_call), so that a program signal its UT takes ends it there
+ * (signal.c's dispatcher, preempt.c's tick for a signal sent from another
+ * VP): the handler runs before the call is made again, as the kernel runs
+ * it before it restarts a call, and not when the call returns
+ * (restart_after_handlers).
+ *
  * Async readers: the inbox is pushed by any kernel thread (atomic) and
  * taken whole by the carrier's mainline (atomic exchange); ut->csys_tid
  * is read by pthread_cancel on any kernel thread (seq_cst on both sides:
@@ -166,12 +173,47 @@ long __weft_takeable_cancellable(long nr, const long a[6])
 	return r;
 }
 
+/* Calls the kernel never makes again after a handler, SA_RESTART or not
+ * (signal(7)): the System V IPC waits.  Every other call made in the
+ * bracket (flock, fcntl's lock waits, wait4, waitid, fsync, a file's
+ * read) is made again when every handler that ran had SA_RESTART. */
+static bool restarts_after_handler(long nr)
+{
+	switch (nr) {
+	case SYS_semop:
+	case SYS_semtimedop:
+	case SYS_msgsnd:
+	case SYS_msgrcv:
+		return false;
+	default:
+		return true;
+	}
+}
+
+/*
+ * A program signal ended the caller's kept call with EINTR (kept_call:
+ * the dispatcher ended it so that the handler runs now, not when the
+ * call returns).  The kernel runs the handler before it returns EINTR or
+ * makes the call again: so here, the due handlers run, and true means the
+ * call is to be made again (every one that ran had SA_RESTART, or none
+ * ran: the signal was another UT's, and the call was never the
+ * program's to lose).
+ */
+static bool restart_after_handlers(long nr)
+{
+	struct vp *vp = __weft_vp();
+	vp->cur->sig_restart = 1;
+	if (vp->signals)
+		__weft_signals_deliver(vp);
+	return __weft_sig_restartable() && restarts_after_handler(nr);
+}
+
 long __weft_blocking_syscall_b(long nr, const long args[6], const struct weft_bounce *bb, unsigned nb)
 {
 	for (;;) {
 		bool weft;
 		long r = blocking_call(nr, args, bb, nb, 0, &weft);
-		if (!weft)
+		if (!weft && !(r == -EINTR && restart_after_handlers(nr)))
 			return r;
 	}
 }
@@ -184,7 +226,7 @@ long __weft_blocking_cancellable_b(long nr, const long args[6], const struct wef
 		long r = blocking_call(nr, args, bb, nb, CALL_CANCELLABLE, &weft);
 		if (r == -EINTR)
 			__weft_testcancel();     /* ended by pthread_cancel's kick */
-		if (!weft)
+		if (!weft && !(r == -EINTR && restart_after_handlers(nr)))
 			return r;
 	}
 }
@@ -250,17 +292,28 @@ static bool eintr_is_weft(const struct weft_blocking *b)
  * a tick or a signal meanwhile finds the PC in Weft's text and waits for
  * the call's epilogue, as over any call out of Weft.  M:1: the call.
  */
+/* The cancellation bits of a call that is no cancellation point: never
+ * due, so cancellable.S's stretch only makes the call. */
+static const volatile uint8_t never_due;
+
 static long kept_call(struct ut *x, struct kt *k, long nr, const long a[6], unsigned how)
 {
 	struct vp *vp = __weft_vp();
 	bool let_go = __weft_mn_may_let_go(vp, x);
 	if (let_go)
 		__weft_outcall_begin(vp);
+	/* In cancellable.S's stretch, cancellation point or not: a program
+	 * signal for x ends the call there (signal.c, preempt.c: kept_call),
+	 * and the wrapper runs its handler (restart_after_handlers) */
+	vp->kept_call = (how & CALL_CANCELLABLE) ? KEPT_CALL_CANCELLABLE : KEPT_CALL_PLAIN;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	long r;
 	if (how & CALL_CANCELLABLE)
 		r = __weft_blocking_cancellable_call(x, k, false, nr, a);
 	else
-		r = __weft_raw_syscall6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+		r = __weft_arch_cancellable_syscall(&never_due, nr, a);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	vp->kept_call = KEPT_CALL_NONE;
 	if (let_go)
 		__weft_outcall_end();
 	return r;

@@ -51,7 +51,7 @@
  * its maker's).
  *
  * Async readers: the monitor reads vp->tid, idle, in_weft, rtl_waiting,
- * noswitch_set, cur, carrier, take, tp0, gone and the switch count without
+ * kept_call, noswitch_set, cur, carrier, take, tp0, gone and the switch count without
  * the VP, only to decide whether to look closer or to park (rtl_waiting,
  * rt.h, as a hint only), and for its retirement also
  * inbox, the create count and proc.live (every
@@ -376,7 +376,7 @@ static void take_over(struct vp *vp, pid_t tid, uint64_t switches, const struct 
 	struct ut *x = vp->cur;
 	if (__atomic_load_n(&vp->tid, __ATOMIC_ACQUIRE) != tid || !k || k->tid != tid ||
 	    vp->stat.switches != switches || vp->in_weft || vp->idle || vp->noswitch_set || !x ||
-	    x == &k->home || x->state != UT_RUNNING || in_weft_code(now.pc))
+	    x == &k->home || x->state != UT_RUNNING || in_weft_code(now.pc) || vp->kept_call == KEPT_CALL_PLAIN)
 		goto back_off;
 	/* K goes home when it comes back: the VP's first kernel thread gets
 	 * its home stack the first time, the one got above (nothing here
@@ -491,7 +491,8 @@ static void look(struct vp *vp, struct watch *w)
 	bool alone = __atomic_load_n(&__weft_proc.live, __ATOMIC_RELAXED) < 2 &&
 		     !__atomic_load_n(&vp->inbox, __ATOMIC_ACQUIRE);
 	if (tid == 0 || vp->idle || vp->in_weft || vp->rtl_waiting || alone ||
-	    !sample(tid, &s) || !s.asleep || in_weft_code(s.pc) || in_vfork(&s)) {
+	    vp->kept_call == KEPT_CALL_PLAIN || !sample(tid, &s) || !s.asleep || in_weft_code(s.pc) ||
+	    in_vfork(&s)) {
 		w->have = false;
 		return;
 	}

@@ -717,6 +717,16 @@ static void on_tick(int sig, siginfo_t *si, void *ucv)
 		away_tick(me, uc, si);
 		goto out;
 	}
+	/* A signal made due for the running UT while it makes a kept
+	 * blocking call (M:N: sent from another VP, whose kick this is): the
+	 * call ends with EINTR, as the dispatcher ends it for a signal from
+	 * the kernel (signal.c), and counts as the program's (handoff.c,
+	 * eintr_is_weft): its wrapper runs the handler and makes the call
+	 * again if the kernel would have. */
+	if (vp->kept_call && vp->cur && vp->cur->sig_ready && __weft_arch_csys_interrupt(uc)) {
+		vp->async.caught++;
+		goto out;
+	}
 	bool retry = si->si_value.sival_int == TIMER_RETRY;
 	/* a retry for deferred signals alone (signal.c, defer): it looks for
 	 * a safe point to deliver them at, and is no tick (it rotates nothing:

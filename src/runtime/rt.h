@@ -494,6 +494,19 @@ struct vp {
 	volatile uint32_t take;
 	volatile uint8_t in_weft;
 	volatile uint8_t rtl_waiting;
+	/* kept_call: the carrier is making a kept blocking call (handoff.c,
+	 * kept_call: the VP blocks with its UT), in cancellable.S's stretch.
+	 * Written by the mainline around the call; read by this kernel
+	 * thread's dispatcher and tick handler (signal.c, preempt.c), which
+	 * end the call there for a program signal the running UT takes, so
+	 * that its handler runs while the call waits, as under NPTL, and the
+	 * call is made again after it if the kernel would restart it.  One
+	 * kernel thread: volatile is the whole protocol.  Also read by the
+	 * monitor (a hint, looked at again under its decision's fence): a
+	 * KEPT_CALL_PLAIN call (no cancellation point) stays with its VP, as
+	 * it did when it was made outside the stretch; a cancellable one may
+	 * be taken at the stretch's end, as any cancellable call. */
+	volatile uint8_t kept_call;
 	struct ut *exiting;               /* exited UT whose stack awaits release */
 	/* What a switch must look at beyond the plain queues, in one load
 	 * (the monitor also reads noswitch_set: it leaves a VP alone whose
@@ -854,6 +867,10 @@ extern const struct weft_hooks __weft_hooks HIDDEN;
 void __weft_config_init(struct weft_config *cfg) HIDDEN;
 /* Print one warning line on stderr (no stdio: safe before main). */
 void __weft_warn(const char *fmt, ...) HIDDEN __attribute__((format(printf, 1, 2)));
+
+/* vp->kept_call: none, a kept call that is no cancellation point, or one
+ * that is (handoff.c, kept_call). */
+enum { KEPT_CALL_NONE = 0, KEPT_CALL_PLAIN = 1, KEPT_CALL_CANCELLABLE = 2 };
 
 /* ---- M:N (mn.c) ----
  * The runtime lock.  Under M:N (__weft_mn), a kernel thread holds it
@@ -1692,6 +1709,11 @@ void __weft_sig_kmask_refresh(struct vp *vp) HIDDEN;
 bool __weft_sig_run_cur(struct vp *vp) HIDDEN;
 /* A parked UT was woken with EINTR: run its handlers (park.c). */
 void __weft_sig_woken(struct ut *self) HIDDEN;
+/* Would the VP's running UT take sig, delivered to its carrier by the
+ * kernel (it does not block it, and no UT waits for it in sigwait)?  For
+ * the dispatcher over a kept blocking call (signal.c); under M:N the
+ * sigwait set is another VP's to change: a hint. */
+bool __weft_sig_running_takes(const struct vp *vp, int sig) HIDDEN;
 /* sigwait family: the signal number taken (info filled), or -errno
  * (EAGAIN: deadline passed; EINTR: a handler ran, if `eintr`). */
 int __weft_sig_wait(const sigset_t *set, siginfo_t *info, int64_t deadline, bool eintr) HIDDEN;

@@ -38,7 +38,10 @@
  * spurious wake-up), joins (which wait again), sigwait, the I/O waits).
  * A UT waiting for a mutex, a barrier, an rwlock or once runs the handler
  * when it has what it waited for; one in a blocking call off the VP when
- * the call returns (the kernel thread making it blocks every signal).
+ * the call returns (the kernel thread making it blocks every signal).  A
+ * blocking call kept on the VP is ended by the signal instead, and its
+ * wrapper runs the handler (runtime/handoff.c, restart_after_handlers;
+ * __weft_sig_running_takes).
  *
  * Asynchronous readers: the dispatcher calls route only when the
  * interrupted code is not Weft's (signal.c), and handlers on other kernel
@@ -738,6 +741,12 @@ void __weft_sig_woken(struct ut *self)
 	__weft_outcall_end();
 	vp->in_weft = in_weft;
 	*vp->errnop = saved_errno;
+}
+
+bool __weft_sig_running_takes(const struct vp *vp, int sig)
+{
+	const struct ut *t = vp->cur;
+	return t && t->state == UT_RUNNING && !(t->sig_mask & BIT(sig)) && !(waitset & BIT(sig));
 }
 
 /* ---- sending and routing -------------------------------------------------- */

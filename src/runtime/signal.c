@@ -319,6 +319,15 @@ static void dispatch(int sig, siginfo_t *si, void *ucv)
 	uintptr_t pc = __weft_arch_pc(uc), sp = __weft_arch_sp(uc);
 	if (__weft_pc_in_weft(pc) || vp->in_weft) {
 		defer(vp, sig, si);
+		/* Over a kept blocking call (handoff.c) of the UT that takes
+		 * it: the call ends with EINTR, so that the handler runs now
+		 * and not when the call returns (with SA_RESTART the kernel
+		 * would make it again at once, and a waitpid(WUNTRACED) ran
+		 * an interval timer's handler only once its child stopped);
+		 * the call's wrapper runs it and makes the call again if the
+		 * kernel would have */
+		if (caught && vp->kept_call && __weft_sig_running_takes(vp, sig))
+			__weft_arch_csys_interrupt(uc);
 	} else {
 		/* the runtime's state is whole: route it now (sigdeliver.c); a
 		 * handler that runs over protected code may not switch, nor

@@ -66,6 +66,21 @@ static inline bool __weft_arch_csys_stop(ucontext_t *uc)
 	return true;
 }
 
+/* A program signal over a kept blocking call (runtime/handoff.c): with the
+ * PC in [begin, end) the call has not taken effect (not made yet, or the
+ * kernel about to make it again, SA_RESTART), so it ends there with
+ * -EINTR, whatever the bits say.  True if so. */
+static inline bool __weft_arch_csys_interrupt(ucontext_t *uc)
+{
+	greg_t *g = uc->uc_mcontext.gregs;
+	uintptr_t pc = (uintptr_t)g[REG_RIP];
+	if (pc < (uintptr_t)__weft_arch_csys_begin || pc >= (uintptr_t)__weft_arch_csys_end)
+		return false;
+	g[REG_RIP] = (greg_t)(uintptr_t)__weft_arch_csys_end;
+	g[REG_RAX] = -4;                  /* -EINTR */
+	return true;
+}
+
 /* The interrupted PC is on a syscall instruction (0f 05): the kernel put it
  * back there to restart the call the signal interrupted, or the call is
  * the next thing done. */
