@@ -25,9 +25,9 @@
  * the program's signals still interrupt it: every wait of a process that
  * may be a tracer, for which wait reports each ptrace stop of a tracee
  * whatever the options (strace, gdb: a pidfd wait never woke for them, and
- * `strace true` under Weft waited forever), and a WUNTRACED or WCONTINUED
- * wait of a UT that is alone (a shell's; beside other UTs it keeps the
- * pidfd and its looks: exact_wait says why).  A process may
+ * `strace true` under Weft waited forever), and every wait of a UT that
+ * is alone (a shell's; beside other UTs it keeps the pidfd, and a
+ * WUNTRACED one its looks: exact_wait says why).  A process may
  * be a tracer (for good: the runtime's pinned carriers) once it has called ptrace (the wrapper
  * here), or once a child it forked has asked to be traced: PTRACE_TRACEME
  * makes the parent the tracer before the parent calls anything, and the
@@ -351,19 +351,23 @@ static enum io_wake wait_children(idtype_t type, id_t id, int options, int64_t *
 	return how == IO_TIMEDOUT ? IO_WOKEN : how;
 }
 
-/* A wait that may have to report a stop or a continue: the kernel's own
- * blocking wait, in the bracket, where the bracket keeps the VP and the
- * call stays interruptible by the program's signals: always for a tracer
- * (its carriers are pinned), and for a WUNTRACED or WCONTINUED wait of a
- * UT that is alone.  Beside other UTs such a wait would be handed on, and
- * a handler meant for the caller (an alarm that bounds the wait) would run
- * only when the child changed state, not end the wait with EINTR: it parks
- * on the pidfd and looks again now and then, as before. */
-static bool exact_wait(int options)
+/* The kernel's own blocking wait, in the bracket, where the bracket keeps
+ * the VP and the call stays interruptible by the program's signals (its
+ * handlers run while it waits, runtime/handoff.c, kept_call): always for
+ * a tracer (its carriers are pinned; the kernel reports each ptrace stop
+ * to its wait, which a pidfd never hears), and for any wait of a UT that
+ * is alone (a shell's, make's, a script's subprocess: nothing else needs
+ * the VP, and the pidfd's dozen system calls made the waitpid after a
+ * fork take 152 µs here, 118 without them, NPTL's 65).  Beside other UTs a wait would be handed on, and a
+ * handler meant for the caller (an alarm that bounds the wait) would run
+ * only when the child changed state, not end the wait with EINTR: it
+ * parks on the pidfd, and a WUNTRACED or WCONTINUED one looks again now
+ * and then for a stop. */
+static bool exact_wait(void)
 {
 	if (may_trace())
 		return true;
-	return (options & (WUNTRACED | WCONTINUED)) && __atomic_load_n(&__weft_proc.live, __ATOMIC_RELAXED) < 2;
+	return __atomic_load_n(&__weft_proc.live, __ATOMIC_RELAXED) < 2;
 }
 
 static long do_wait4(pid_t pid, int *status, int options, struct rusage *ru)
@@ -379,7 +383,7 @@ static long do_wait4(pid_t pid, int *status, int options, struct rusage *ru)
 			return r;
 		if (__weft_io_must_block())
 			return io_sys4(SYS_wait4, pid, status, options, ru);
-		if (exact_wait(options)) {
+		if (exact_wait()) {
 			const long a[6] = { pid, (long)status, options, (long)ru };
 			const struct weft_bounce b[] = { { 1, WEFT_BOUNCE_OUT, sizeof *status },
 							 { 3, WEFT_BOUNCE_OUT, sizeof *ru } };
@@ -457,7 +461,7 @@ static long do_waitid(idtype_t type, id_t id, siginfo_t *info, int options)
 		}
 		if (__weft_io_must_block())
 			return io_sys5(SYS_waitid, type, id, info, options, 0);
-		if (exact_wait(options)) {
+		if (exact_wait()) {
 			const long a[6] = { type, (long)id, (long)info, options, 0 };
 			const struct weft_bounce b[] = { { 2, WEFT_BOUNCE_OUT, sizeof *info } };
 			return __weft_blocking_cancellable_b(SYS_waitid, a, b, 1);
