@@ -47,7 +47,14 @@
  * interrupted code is not Weft's (signal.c), and handlers on other kernel
  * threads reach these calls only through the VP (WEFT_CALL takes it), so
  * every field here has one writer at a time and needs no atomics.  The
- * pool's free list is touched the same way.
+ * pool's free list is touched the same way.  Two reads over Weft's own
+ * code, only while the carrier is in a kept blocking call (vp->kept_call:
+ * the running UT writes none of its signal state then): the dispatcher
+ * reads that UT's state and sig_mask, and waitset
+ * (__weft_sig_running_takes), and the tick its sig_ready (preempt.c).
+ * Under M:N waitset and sig_ready are written by other VPs under the
+ * runtime lock: both reads are hints (a wrong one ends a restartable call
+ * needlessly, or leaves the handler to the call's end, as before).
  */
 #include "rt.h"
 #include "../arch/arch.h"
